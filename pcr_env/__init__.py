@@ -1,0 +1,22 @@
+"""pcr: the Pass Cut Run card game for reinforcement learning.
+
+>>> from pcr_env import pass_cut_run_v0
+>>> env = pass_cut_run_v0.env()
+>>> env.reset(seed=0)
+"""
+
+from . import actions, cards, engine, observation
+from .actions import NUM_ACTIONS, PASS_BID, bid_action, card_action, describe_action, trump_action
+from .cards import card_str, parse_card, parse_cards
+from .config import RulesConfig
+from .engine import GameState, Phase, RoundResult
+from .observation import ObservationView, decode_observation, encode_observation, encode_state
+from . import pass_cut_run_v0
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "actions", "cards", "engine", "observation", "pass_cut_run_v0", "NUM_ACTIONS", "PASS_BID", "bid_action",
+    "card_action", "describe_action", "trump_action", "card_str", "parse_card", "parse_cards", "RulesConfig",
+    "GameState", "Phase", "RoundResult", "ObservationView", "decode_observation", "encode_observation", "encode_state",
+]

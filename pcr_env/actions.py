@@ -1,0 +1,84 @@
+"""The single discrete action space shared by every phase.
+
+======  =========================================================
+ids     meaning
+======  =========================================================
+0-51    a card (``card_action``): pass it, discard it or play it
+52-64   a bid of 1..13 tricks (``bid_action(k)``); rules allow ``min_bid..tricks``
+65      ``PASS_BID``: no bid
+66-69   trump suit C, D, H, S (``trump_action``)
+======  =========================================================
+
+>>> describe_action(bid_action(7)), describe_action(PASS_BID), describe_action(trump_action("S"))
+('bid 7', 'no bid', 'trump S')
+"""
+
+from __future__ import annotations
+
+from .cards import NUM_CARDS, SUITS, card_str, parse_card
+
+MAX_BID = 13
+BID_BASE = NUM_CARDS
+PASS_BID = BID_BASE + MAX_BID
+TRUMP_BASE = PASS_BID + 1
+NUM_ACTIONS = TRUMP_BASE + len(SUITS)
+
+
+def card_action(card: int | str) -> int:
+    """Action id of a card (index or name such as ``"QS"``)."""
+    c = parse_card(card) if isinstance(card, str) else int(card)
+    if not 0 <= c < NUM_CARDS:
+        raise ValueError(f"card {card!r} is out of range: allowed 0..51 or a card name")
+    return c
+
+
+def bid_action(k: int) -> int:
+    """Action id of a bid of ``k`` tricks (1..13)."""
+    if not 1 <= k <= MAX_BID:
+        raise ValueError(f"bid {k!r} is out of range: allowed 1..{MAX_BID}")
+    return BID_BASE + k - 1
+
+
+def trump_action(suit: str | int) -> int:
+    """Action id naming ``suit`` ("C", "D", "H", "S" or 0..3) as trump."""
+    if isinstance(suit, str):
+        if suit.upper() not in SUITS or len(suit) != 1:
+            raise ValueError(f"trump suit {suit!r} is not a suit: allowed C, D, H, S")
+        return TRUMP_BASE + SUITS.index(suit.upper())
+    if not 0 <= suit < len(SUITS):
+        raise ValueError(f"trump suit {suit!r} is out of range: allowed 0..3")
+    return TRUMP_BASE + int(suit)
+
+
+def is_card(a: int) -> bool:
+    return 0 <= a < NUM_CARDS
+
+
+def is_bid(a: int) -> bool:
+    return BID_BASE <= a < PASS_BID
+
+
+def bid_value(a: int) -> int:
+    return a - BID_BASE + 1
+
+
+def is_trump(a: int) -> bool:
+    return TRUMP_BASE <= a < NUM_ACTIONS
+
+
+def trump_suit(a: int) -> int:
+    return a - TRUMP_BASE
+
+
+def describe_action(a: int) -> str:
+    """Readable name of an action id."""
+    a = int(a)
+    if is_card(a):
+        return card_str(a)
+    if is_bid(a):
+        return f"bid {bid_value(a)}"
+    if a == PASS_BID:
+        return "no bid"
+    if is_trump(a):
+        return f"trump {SUITS[trump_suit(a)]}"
+    raise ValueError(f"action {a!r} is out of range: allowed 0..{NUM_ACTIONS - 1}")

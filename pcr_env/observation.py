@@ -1,0 +1,426 @@
+"""Observation encoder and decoder: what one seat may know, as a flat vector.
+
+The observation is ego-centric: "relative seat" ``k`` is the player ``k`` seats
+to the observer's left (``(seat + k) % n``), so ``k = 0`` is the observer, and
+"my team" / "their team" replace team numbers. It holds the public record of
+the round plus the observer's private knowledge, and nothing else (RULES.md,
+"What no player sees"). The layout is a list of named slices; the encoder
+checks it fills exactly the declared size. All values lie in [0, 1] except
+``scores``.
+
+==================  ==============  ==============================================
+slice               size            content
+==================  ==============  ==============================================
+phase               7               one-hot :class:`~pcr_env.engine.Phase`
+hand                52              cards I hold
+passed              52              cards I picked to pass (so far) / passed (R3.3)
+received            52              cards I received (R3.3)
+discarded           52              cards I discarded as declarer (R9.3)
+played              n x 52          cards each relative seat played this round
+trick               n x 52          card each relative seat put on the current trick
+bids                n x 14          per relative seat: latest bid 1..13 one-hot, or 14th = passed
+contract            13              highest bid so far / the contract, one-hot 1..13
+declarer            n               relative seat of the highest bidder / declarer
+trump               4               trump suit C D H S
+dealer              n               relative seat of the dealer
+pass_direction      4               partner, left, right, none (R3.2)
+led_suit            4               suit led to the current trick
+voids               n x 4           relative seat showed out of suit (R6.2)
+trick_winners       tricks x n      relative seat that won each trick so far
+team_tricks         2               tricks won this round / tricks: my team, their team
+run                 3               current run: my team, their team (one-hot), length / tricks
+scores              3               game totals / target: mine, theirs; target / 100
+redeals             1               consecutive redeals of this round / 10
+==================  ==============  ==============================================
+
+The full-state vector (:func:`encode_state`, for centralised critics) is the
+observation followed by what the observer cannot see: the other seats' hands,
+passed and received cards (relative seats 1..n-1), the kitty and the discards.
+
+>>> import numpy as np
+>>> from pcr_env.engine import new_game
+>>> from pcr_env.config import RulesConfig
+>>> state = new_game(RulesConfig(first_dealer=0), np.random.default_rng(1))
+>>> view = decode_observation(encode_observation(state, 1))
+>>> view.phase.name, len(view.hand), view.dealer
+('PASS', 13, 3)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from .actions import MAX_BID
+from .cards import NUM_CARDS, cards_of
+from .config import RulesConfig
+from .engine import NOT_YET, PASSED, GameState, PassDirection, Phase
+
+NUM_PHASES = len(Phase)
+BID_SLOTS = MAX_BID + 1  # bids 1..13 plus "passed"
+REDEAL_SCALE = 10.0
+TARGET_SCALE = 100.0
+
+
+class Layout:
+    """Named, contiguous slices of a flat vector, checked to tile it exactly."""
+
+    def __init__(self, fields: list[tuple[str, int]]):
+        self.slices: dict[str, slice] = {}
+        offset = 0
+        for name, size in fields:
+            if name in self.slices or size <= 0:
+                raise ValueError(f"bad layout field {name!r} of size {size}")
+            self.slices[name] = slice(offset, offset + size)
+            offset += size
+        self.size = offset
+
+    def __getitem__(self, name: str) -> slice:
+        return self.slices[name]
+
+    def check_filled(self, written: set[str]) -> None:
+        if written != set(self.slices):
+            raise AssertionError(f"encoder wrote {sorted(written)}, layout declares {sorted(self.slices)}")
+
+
+@lru_cache(maxsize=None)
+def observation_layout(players: int) -> Layout:
+    n, tricks = players, RulesConfig(players=players).num_tricks
+    return Layout([
+        ("phase", NUM_PHASES),
+        # The card blocks are adjacent so one unpack fills them all.
+        ("hand", NUM_CARDS), ("passed", NUM_CARDS), ("received", NUM_CARDS), ("discarded", NUM_CARDS),
+        ("played", n * NUM_CARDS), ("trick", n * NUM_CARDS),
+        ("bids", n * BID_SLOTS), ("contract", MAX_BID), ("declarer", n), ("trump", 4), ("dealer", n),
+        ("pass_direction", 4), ("led_suit", 4), ("voids", n * 4), ("trick_winners", tricks * n),
+        ("team_tricks", 2), ("run", 3), ("scores", 3), ("redeals", 1),
+    ])
+
+
+@lru_cache(maxsize=None)
+def state_layout(players: int) -> Layout:
+    n = players
+    obs = observation_layout(players)
+    return Layout([
+        ("observation", obs.size),
+        ("other_hands", (n - 1) * NUM_CARDS), ("other_passed", (n - 1) * NUM_CARDS),
+        ("other_received", (n - 1) * NUM_CARDS), ("kitty", NUM_CARDS), ("all_discards", NUM_CARDS),
+    ])
+
+
+def observation_size(players: int = 4) -> int:
+    return observation_layout(players).size
+
+
+def state_size(players: int = 4) -> int:
+    return state_layout(players).size
+
+
+def observation_bounds(players: int) -> tuple[np.ndarray, np.ndarray]:
+    layout = observation_layout(players)
+    low = np.zeros(layout.size, np.float32)
+    high = np.ones(layout.size, np.float32)
+    low[layout["scores"]], high[layout["scores"]] = -np.inf, np.inf
+    return low, high
+
+
+def _unpack(masks: list[int]) -> np.ndarray:
+    """Bitmasks -> ``[len(masks) * 52]`` float32 of 0/1."""
+    bits = np.unpackbits(np.array(masks, dtype=np.uint64).view(np.uint8), bitorder="little")
+    return bits.reshape(len(masks), 64)[:, :NUM_CARDS].ravel()
+
+
+def card_bits(mask: int) -> np.ndarray:
+    """One bitmask -> ``[52]`` uint8 of 0/1."""
+    return np.unpackbits(np.array([mask], dtype=np.uint64).view(np.uint8), bitorder="little")[:NUM_CARDS]
+
+
+def encode_observation(state: GameState, seat: int, out: np.ndarray | None = None) -> np.ndarray:
+    """Observation vector of ``seat`` (float32, ``observation_size(players)``)."""
+    n = state.config.players
+    layout = observation_layout(n)
+    obs = np.zeros(layout.size, np.float32) if out is None else out
+    if out is not None:
+        obs.fill(0.0)
+    _fill_observation(obs, layout, state, seat)
+    return obs
+
+
+def _fill_observation(obs: np.ndarray, layout: Layout, state: GameState, seat: int) -> None:
+    config = state.config
+    n, tricks = config.players, config.num_tricks
+    off = _offsets(n)
+    rel = [(seat + k) % n for k in range(n)]
+    trick_masks = [0] * n
+    for s, card in state.trick:
+        trick_masks[(s - seat) % n] = 1 << card
+    own_discards = state.discards if seat == state.declarer else 0
+    masks = [state.hands[seat], state.passed[seat], state.received[seat], own_discards]
+    masks += [state.played[s] for s in rel] + trick_masks
+    start = off["hand"]
+    obs[start:start + len(masks) * NUM_CARDS] = _unpack(masks)
+
+    # One fancy assignment sets every one-hot entry: far cheaper than many scalar writes.
+    ones = [off["phase"] + state.phase, off["dealer"] + (state.dealer - seat) % n,
+            off["pass_direction"] + state.pass_direction]
+    base = off["bids"]
+    for k, s in enumerate(rel):
+        bid = state.bids[s]
+        if bid != NOT_YET:
+            ones.append(base + k * BID_SLOTS + (MAX_BID if bid == PASSED else bid - 1))
+    if state.high_bid:
+        ones.append(off["contract"] + state.high_bid - 1)
+        ones.append(off["declarer"] + (state.declarer - seat) % n)
+    if state.trump >= 0:
+        ones.append(off["trump"] + state.trump)
+    if state.trick:
+        ones.append(off["led_suit"] + state.trick[0][1] // 13)
+    base = off["voids"]
+    for k, s in enumerate(rel):
+        v = state.voids[s]
+        if v:
+            ones.extend(base + 4 * k + suit for suit in range(4) if v >> suit & 1)
+    base = off["trick_winners"]
+    ones.extend(base + t * n + (w - seat) % n for t, w in enumerate(state.trick_winners))
+    mine = seat % 2
+    if state.run_length:
+        ones.append(off["run"] + (state.run_team != mine))
+    obs[ones] = 1.0
+    base = off["team_tricks"]
+    obs[base] = state.team_tricks[mine] / tricks
+    obs[base + 1] = state.team_tricks[1 - mine] / tricks
+    obs[off["run"] + 2] = state.run_length / tricks
+    base = off["scores"]
+    target = config.target_score
+    obs[base] = state.scores[mine] / target
+    obs[base + 1] = state.scores[1 - mine] / target
+    obs[base + 2] = target / TARGET_SCALE
+    obs[off["redeals"]] = state.redeals / REDEAL_SCALE
+
+
+@lru_cache(maxsize=None)
+def _offsets(players: int) -> dict[str, int]:
+    return {name: sl.start for name, sl in observation_layout(players).slices.items()}
+
+
+def encode_state(state: GameState, seat: int = 0) -> np.ndarray:
+    """Full-state vector from ``seat``'s perspective: its observation plus all hidden cards."""
+    n = state.config.players
+    layout = state_layout(n)
+    vec = np.zeros(layout.size, np.float32)
+    encode_observation(state, seat, vec[layout["observation"]])
+    others = [(seat + k) % n for k in range(1, n)]
+    masks = [state.hands[s] for s in others] + [state.passed[s] for s in others]
+    masks += [state.received[s] for s in others] + [state.kitty, state.discards]
+    start = layout["other_hands"].start
+    vec[start:] = _unpack(masks)
+    return vec
+
+
+class ObservationTracker:
+    """Every seat's observation kept up to date as the game advances.
+
+    Re-encoding a whole observation costs far more than a decision of the game,
+    so the environment keeps one buffer per seat and patches it for the frequent
+    events (a pass pick, a bid, a card played); anything else (a new deal, the
+    exchange, the end of bidding, trump, discards, the end of a round) marks the
+    buffers stale and they are re-encoded with :func:`encode_observation` when
+    next read. Tests check the buffers equal a fresh encoding after every action.
+    """
+
+    def __init__(self, players: int):
+        self.players = players
+        self.layout = observation_layout(players)
+        self.off = _offsets(players)
+        self.buffers = np.zeros((players, self.layout.size), np.float32)
+        self.stale = [True] * players
+
+    def reset(self) -> None:
+        self.stale = [True] * self.players
+
+    def observation(self, state: GameState, seat: int) -> np.ndarray:
+        """A fresh copy of ``seat``'s observation of ``state``."""
+        if self.stale[seat]:
+            encode_observation(state, seat, self.buffers[seat])
+            self.stale[seat] = False
+        return self.buffers[seat].copy()
+
+    def update(self, before: Phase, led_before: int, seat: int, action: int, state: GameState) -> None:
+        """Record that ``seat`` took ``action`` in phase ``before`` (led suit then: ``led_before``)."""
+        if state.phase != before:
+            self.stale = [True] * self.players
+        elif before == Phase.PLAY:
+            self._played(state, led_before, seat, action)
+        elif before == Phase.PASS:
+            if not self.stale[seat]:
+                buf, off = self.buffers[seat], self.off
+                buf[off["hand"] + action] = 0.0
+                buf[off["passed"] + action] = 1.0
+        elif before == Phase.BID:
+            self._bid(state, seat)
+        else:
+            self.stale = [True] * self.players
+
+    def _bid(self, state: GameState, seat: int) -> None:
+        n, off = self.players, self.off
+        bid = state.bids[seat]
+        for obs_seat in range(n):
+            if self.stale[obs_seat]:
+                continue
+            buf = self.buffers[obs_seat]
+            k = (seat - obs_seat) % n
+            row = off["bids"] + k * BID_SLOTS
+            buf[row:row + BID_SLOTS] = 0.0  # auction: only the latest bid is shown
+            buf[row + (MAX_BID if bid == PASSED else bid - 1)] = 1.0
+            if bid != PASSED:
+                buf[off["contract"]:off["contract"] + MAX_BID] = 0.0
+                buf[off["contract"] + bid - 1] = 1.0
+                buf[off["declarer"]:off["declarer"] + n] = 0.0
+                buf[off["declarer"] + k] = 1.0
+
+    def _played(self, state: GameState, led: int, seat: int, card: int) -> None:
+        n, off = self.players, self.off
+        live = [o for o in range(n) if not self.stale[o]]
+        if not live:
+            return
+        done = not state.trick  # this card completed the trick
+        rows, cols = [], []
+        for o in live:
+            k = (seat - o) % n
+            rows.append(o)
+            cols.append(off["played"] + k * NUM_CARDS + card)
+            if led >= 0 and card // 13 != led:
+                rows.append(o)
+                cols.append(off["voids"] + 4 * k + led)
+            if not done:
+                rows.append(o)
+                cols.append(off["trick"] + k * NUM_CARDS + card)
+                if led < 0:
+                    rows.append(o)
+                    cols.append(off["led_suit"] + card // 13)
+        bufs = self.buffers
+        if not self.stale[seat]:
+            bufs[seat, off["hand"] + card] = 0.0
+        if done:
+            bufs[live, off["trick"]:off["trick"] + n * NUM_CARDS] = 0.0
+            bufs[live, off["led_suit"]:off["led_suit"] + 4] = 0.0
+            winner, t = state.trick_winners[-1], len(state.trick_winners) - 1
+            tricks = state.config.num_tricks
+            for o in live:
+                rows.append(o)
+                cols.append(off["trick_winners"] + t * n + (winner - o) % n)
+                mine = o % 2
+                bufs[o, off["team_tricks"]:off["run"] + 3] = (
+                    state.team_tricks[mine] / tricks, state.team_tricks[1 - mine] / tricks,
+                    float(state.run_team == mine), float(state.run_team != mine), state.run_length / tricks,
+                )
+        bufs[rows, cols] = 1.0
+
+
+@dataclass
+class ObservationView:
+    """A decoded observation. Seats are relative (0 = me, 1 = my left, ...)."""
+
+    players: int
+    phase: Phase
+    hand: list[int]
+    passed: list[int]
+    received: list[int]
+    discarded: list[int]
+    played: list[list[int]]
+    trick: list[int | None]
+    bids: list[int | None]  # None: not yet spoken, 0: passed, k: latest bid
+    contract: int | None
+    declarer: int | None
+    trump: int | None
+    dealer: int
+    pass_direction: PassDirection
+    led_suit: int | None
+    voids: list[set[int]]
+    trick_winners: list[int]
+    team_tricks: tuple[int, int]  # (mine, theirs)
+    run: tuple[int | None, int]  # (0 mine / 1 theirs / None, length)
+    scores: tuple[int, int]  # (mine, theirs)
+    target: int
+    redeals: int
+
+    @property
+    def num_tricks(self) -> int:
+        return RulesConfig(players=self.players).num_tricks
+
+    @property
+    def trick_leader(self) -> int | None:
+        """Relative seat that led the current trick, if any card is on it."""
+        on = [k for k in range(self.players) if self.trick[k] is not None]
+        if not on:
+            return None
+        # The leader is the first seat of the clockwise stretch ending with the seat before me.
+        return (-len(on)) % self.players
+
+
+def _one(vec: np.ndarray) -> int | None:
+    hits = np.flatnonzero(vec)
+    return int(hits[0]) if len(hits) else None
+
+
+def players_for_size(size: int) -> int:
+    for n in (4, 6):
+        if observation_size(n) == size:
+            return n
+    raise ValueError(f"observation of length {size} matches no table size: expected {observation_size(4)} or {observation_size(6)}")
+
+
+def decode_observation(obs) -> ObservationView:
+    """Readable structure from an observation vector (or the env's observation dict)."""
+    vec = np.asarray(obs["observation"] if isinstance(obs, dict) else obs)
+    n = players_for_size(vec.shape[-1])
+    layout = observation_layout(n)
+    tricks = RulesConfig(players=n).num_tricks
+
+    def cards(name: str) -> list[int]:
+        return [int(c) for c in np.flatnonzero(vec[layout[name]])]
+
+    played = vec[layout["played"]].reshape(n, NUM_CARDS)
+    trick = vec[layout["trick"]].reshape(n, NUM_CARDS)
+    bids_raw = vec[layout["bids"]].reshape(n, BID_SLOTS)
+    bids: list[int | None] = []
+    for k in range(n):
+        slot = _one(bids_raw[k])
+        bids.append(None if slot is None else (PASSED if slot == MAX_BID else slot + 1))
+    contract = _one(vec[layout["contract"]])
+    voids = vec[layout["voids"]].reshape(n, 4)
+    winners = vec[layout["trick_winners"]].reshape(tricks, n)
+    team = vec[layout["team_tricks"]]
+    run = vec[layout["run"]]
+    scores = vec[layout["scores"]]
+    target = int(round(float(scores[2]) * TARGET_SCALE))
+    run_team = _one(run[:2])
+    return ObservationView(
+        players=n,
+        phase=Phase(_one(vec[layout["phase"]])),
+        hand=cards("hand"), passed=cards("passed"), received=cards("received"), discarded=cards("discarded"),
+        played=[[int(c) for c in np.flatnonzero(played[k])] for k in range(n)],
+        trick=[_one(trick[k]) for k in range(n)],
+        bids=bids,
+        contract=None if contract is None else contract + 1,
+        declarer=_one(vec[layout["declarer"]]),
+        trump=_one(vec[layout["trump"]]),
+        dealer=_one(vec[layout["dealer"]]),
+        pass_direction=PassDirection(_one(vec[layout["pass_direction"]])),
+        led_suit=_one(vec[layout["led_suit"]]),
+        voids=[{int(s) for s in np.flatnonzero(voids[k])} for k in range(n)],
+        trick_winners=[int(np.flatnonzero(row)[0]) for row in winners if row.any()],
+        team_tricks=(int(round(float(team[0]) * tricks)), int(round(float(team[1]) * tricks))),
+        run=(run_team, int(round(float(run[2]) * tricks))),
+        scores=(int(round(float(scores[0]) * target)), int(round(float(scores[1]) * target))),
+        target=target,
+        redeals=int(round(float(vec[layout["redeals"]][0]) * REDEAL_SCALE)),
+    )
+
+
+__all__ = [
+    "Layout", "ObservationView", "decode_observation", "encode_observation", "encode_state",
+    "observation_layout", "observation_size", "state_layout", "state_size", "observation_bounds", "cards_of",
+]
