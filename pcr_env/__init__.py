@@ -12,6 +12,7 @@ from .config import RulesConfig
 from .engine import GameState, Phase, RoundResult
 from .observation import ObservationView, decode_observation, encode_observation, encode_state
 from . import pass_cut_run_v0
+from . import gym_env  # registers the Gymnasium id "PassCutRun-v0" (agents are resolved lazily)
 
 __version__ = "0.1.0"
 

@@ -15,6 +15,8 @@ ids     meaning
 
 from __future__ import annotations
 
+from numbers import Integral
+
 from .cards import NUM_CARDS, SUITS, card_str, parse_card
 
 MAX_BID = 13
@@ -26,17 +28,18 @@ NUM_ACTIONS = TRUMP_BASE + len(SUITS)
 
 def card_action(card: int | str) -> int:
     """Action id of a card (index or name such as ``"QS"``)."""
-    c = parse_card(card) if isinstance(card, str) else int(card)
-    if not 0 <= c < NUM_CARDS:
+    if isinstance(card, str):
+        return parse_card(card)
+    if not (_is_int(card) and 0 <= card < NUM_CARDS):
         raise ValueError(f"card {card!r} is out of range: allowed 0..51 or a card name")
-    return c
+    return int(card)
 
 
 def bid_action(k: int) -> int:
     """Action id of a bid of ``k`` tricks (1..13)."""
-    if not 1 <= k <= MAX_BID:
+    if not (_is_int(k) and 1 <= k <= MAX_BID):
         raise ValueError(f"bid {k!r} is out of range: allowed 1..{MAX_BID}")
-    return BID_BASE + k - 1
+    return BID_BASE + int(k) - 1
 
 
 def trump_action(suit: str | int) -> int:
@@ -45,9 +48,14 @@ def trump_action(suit: str | int) -> int:
         if suit.upper() not in SUITS or len(suit) != 1:
             raise ValueError(f"trump suit {suit!r} is not a suit: allowed C, D, H, S")
         return TRUMP_BASE + SUITS.index(suit.upper())
-    if not 0 <= suit < len(SUITS):
+    if not (_is_int(suit) and 0 <= suit < len(SUITS)):
         raise ValueError(f"trump suit {suit!r} is out of range: allowed 0..3")
     return TRUMP_BASE + int(suit)
+
+
+def _is_int(value) -> bool:
+    # Python and numpy integers; bool is an int subclass but never an action.
+    return isinstance(value, Integral) and not isinstance(value, bool)
 
 
 def is_card(a: int) -> bool:
@@ -72,6 +80,8 @@ def trump_suit(a: int) -> int:
 
 def describe_action(a: int) -> str:
     """Readable name of an action id."""
+    if not _is_int(a):
+        raise ValueError(f"action {a!r} is out of range: allowed 0..{NUM_ACTIONS - 1}")
     a = int(a)
     if is_card(a):
         return card_str(a)

@@ -46,6 +46,8 @@ def card_str(card: int) -> str:
 
 def parse_card(text: str) -> int:
     """Card index from a name such as ``"AS"``, ``"10H"`` or ``"th"`` (any case)."""
+    if not isinstance(text, str):
+        raise ValueError(f"card {text!r} is not a card name: expected a string such as 'AS' or '10H'")
     name = text.strip().upper()
     if len(name) < 2 or name[-1] not in SUITS or name[:-1] not in _RANK_ALIASES or name[:-1] == "1":
         raise ValueError(

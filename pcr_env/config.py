@@ -41,7 +41,7 @@ class RulesConfig:
     """Dealer of round 1: ``"random"`` (drawn from the seeded RNG) or a seat (R2.1)."""
 
     def __post_init__(self) -> None:
-        _check(self.players in (4, 6), "players", self.players, "4 or 6")
+        _check(_is_int(self.players) and self.players in (4, 6), "players", self.players, "4 or 6")
         for name in ("passing", "double_run_bonus"):
             _check(isinstance(getattr(self, name), bool), name, getattr(self, name), "true or false")
         _check(self.bidding in ("single", "auction"), "bidding", self.bidding, "'single' or 'auction'")

@@ -30,7 +30,7 @@ trick_winners       tricks x n      relative seat that won each trick so far
 team_tricks         2               tricks won this round / tricks: my team, their team
 run                 3               current run: my team, their team (one-hot), length / tricks
 scores              3               game totals / target: mine, theirs; target / 100
-redeals             1               consecutive redeals of this round / 10
+redeals             1               consecutive redeals of this round / 10, at most 1
 ==================  ==============  ==============================================
 
 The full-state vector (:func:`encode_state`, for centralised critics) is the
@@ -48,12 +48,13 @@ passed and received cards (relative seats 1..n-1), the kitty and the discards.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-from .actions import MAX_BID
+from .actions import MAX_BID, TRUMP_BASE
 from .cards import NUM_CARDS, cards_of
 from .config import RulesConfig
 from .engine import NOT_YET, PASSED, GameState, PassDirection, Phase
@@ -134,7 +135,7 @@ def _unpack(masks: list[int]) -> np.ndarray:
 
 def card_bits(mask: int) -> np.ndarray:
     """One bitmask -> ``[52]`` uint8 of 0/1."""
-    return np.unpackbits(np.array([mask], dtype=np.uint64).view(np.uint8), bitorder="little")[:NUM_CARDS]
+    return np.unpackbits(np.frombuffer(mask.to_bytes(8, "little"), np.uint8), bitorder="little")[:NUM_CARDS]
 
 
 def encode_observation(state: GameState, seat: int, out: np.ndarray | None = None) -> np.ndarray:
@@ -197,7 +198,8 @@ def _fill_observation(obs: np.ndarray, layout: Layout, state: GameState, seat: i
     obs[base] = state.scores[mine] / target
     obs[base + 1] = state.scores[1 - mine] / target
     obs[base + 2] = target / TARGET_SCALE
-    obs[off["redeals"]] = state.redeals / REDEAL_SCALE
+    # A game truncated by redeals (R4.4) ends with max_redeals + 1 of them; clip to stay in [0, 1].
+    obs[off["redeals"]] = min(state.redeals, REDEAL_SCALE) / REDEAL_SCALE
 
 
 @lru_cache(maxsize=None)
@@ -222,20 +224,37 @@ def encode_state(state: GameState, seat: int = 0) -> np.ndarray:
 class ObservationTracker:
     """Every seat's observation kept up to date as the game advances.
 
-    Re-encoding a whole observation costs far more than a decision of the game,
-    so the environment keeps one buffer per seat and patches it for the frequent
-    events (a pass pick, a bid, a card played); anything else (a new deal, the
-    exchange, the end of bidding, trump, discards, the end of a round) marks the
-    buffers stale and they are re-encoded with :func:`encode_observation` when
-    next read. Tests check the buffers equal a fresh encoding after every action.
+    Re-encoding a whole observation costs several times a decision of the game,
+    so the environment keeps one buffer per seat and patches all of them for
+    each action. A new deal (first deal, redeal, next round) marks the buffers
+    stale; a stale buffer is re-encoded with :func:`encode_observation` when
+    next read. Tests check every buffer equals a fresh encoding after every
+    action of random games in every variant.
     """
 
     def __init__(self, players: int):
-        self.players = players
-        self.layout = observation_layout(players)
-        self.off = _offsets(players)
-        self.buffers = np.zeros((players, self.layout.size), np.float32)
-        self.stale = [True] * players
+        n = players
+        self.players = n
+        self.layout = observation_layout(n)
+        off = self.off = _offsets(n)
+        size = self.layout.size
+        self.buffers = np.zeros((n, size), np.float32)
+        self.flat = self.buffers.reshape(-1)
+        self.stale = [True] * n
+        rows = np.arange(n) * size
+
+        def per_actor(name: str, stride: int) -> list[np.ndarray]:
+            # For actor seat s: index of its relative seat's block in every observer's buffer.
+            return [rows + off[name] + ((s - np.arange(n)) % n) * stride for s in range(n)]
+
+        self._played = per_actor("played", NUM_CARDS)
+        self._trick = per_actor("trick", NUM_CARDS)
+        self._voids = per_actor("voids", 4)
+        self._bids = per_actor("bids", BID_SLOTS)
+        self._declarer = per_actor("declarer", 1)
+        self._winner = per_actor("trick_winners", 1)
+        self._rows = rows
+        self._team = np.arange(n) % 2
 
     def reset(self) -> None:
         self.stale = [True] * self.players
@@ -249,74 +268,86 @@ class ObservationTracker:
 
     def update(self, before: Phase, led_before: int, seat: int, action: int, state: GameState) -> None:
         """Record that ``seat`` took ``action`` in phase ``before`` (led suit then: ``led_before``)."""
-        if state.phase != before:
-            self.stale = [True] * self.players
-        elif before == Phase.PLAY:
-            self._played(state, led_before, seat, action)
+        phase = state.phase
+        if before == Phase.PLAY:
+            if phase != Phase.PLAY:
+                return self.reset()  # the round is over: a new deal follows
+            self._card_played(state, led_before, seat, action)
         elif before == Phase.PASS:
-            if not self.stale[seat]:
-                buf, off = self.buffers[seat], self.off
-                buf[off["hand"] + action] = 0.0
-                buf[off["passed"] + action] = 1.0
+            self._set_card(seat, "hand", action, 0.0)
+            self._set_card(seat, "passed", action, 1.0)
+            if phase != Phase.PASS:
+                self._exchange(state)
         elif before == Phase.BID:
+            if phase not in (Phase.BID, Phase.TRUMP) or state.bids[seat] == NOT_YET:
+                return self.reset()  # thrown in and dealt again, or truncated (R4.4)
             self._bid(state, seat)
+            if phase == Phase.TRUMP:
+                self._set_phase(phase)
+                for card in cards_of(state.kitty):  # R9.3: the declarer takes the kitty
+                    self._set_card(state.declarer, "hand", card, 1.0)
+        elif before == Phase.TRUMP:
+            self.buffers[:, self.off["trump"] + action - TRUMP_BASE] = 1.0
+            self._set_phase(phase)
+        elif before == Phase.DISCARD:
+            self._set_card(seat, "hand", action, 0.0)
+            self._set_card(seat, "discarded", action, 1.0)
+            self._set_phase(phase)
         else:
-            self.stale = [True] * self.players
+            self.reset()
+
+    def _set_card(self, seat: int, name: str, card: int, value: float) -> None:
+        self.buffers[seat, self.off[name] + card] = value
+
+    def _set_phase(self, phase: Phase) -> None:
+        start = self.off["phase"]
+        self.buffers[:, start:start + NUM_PHASES] = 0.0
+        self.buffers[:, start + phase] = 1.0
+
+    def _exchange(self, state: GameState) -> None:
+        for s in range(self.players):
+            for card in cards_of(state.received[s]):
+                self._set_card(s, "hand", card, 1.0)
+                self._set_card(s, "received", card, 1.0)
+        self._set_phase(state.phase)
 
     def _bid(self, state: GameState, seat: int) -> None:
-        n, off = self.players, self.off
-        bid = state.bids[seat]
-        for obs_seat in range(n):
-            if self.stale[obs_seat]:
-                continue
-            buf = self.buffers[obs_seat]
-            k = (seat - obs_seat) % n
-            row = off["bids"] + k * BID_SLOTS
-            buf[row:row + BID_SLOTS] = 0.0  # auction: only the latest bid is shown
-            buf[row + (MAX_BID if bid == PASSED else bid - 1)] = 1.0
-            if bid != PASSED:
-                buf[off["contract"]:off["contract"] + MAX_BID] = 0.0
-                buf[off["contract"] + bid - 1] = 1.0
-                buf[off["declarer"]:off["declarer"] + n] = 0.0
-                buf[off["declarer"] + k] = 1.0
+        flat, bid = self.flat, state.bids[seat]
+        rows = self._bids[seat]
+        for r in rows:
+            flat[r:r + BID_SLOTS] = 0.0  # auction: only the latest bid is shown
+        flat[rows + (MAX_BID if bid == PASSED else bid - 1)] = 1.0
+        if bid != PASSED:
+            start, n = self.off["contract"], self.players
+            self.buffers[:, start:start + MAX_BID] = 0.0
+            self.buffers[:, start + bid - 1] = 1.0
+            start = self.off["declarer"]
+            self.buffers[:, start:start + n] = 0.0
+            flat[self._declarer[seat]] = 1.0
 
-    def _played(self, state: GameState, led: int, seat: int, card: int) -> None:
-        n, off = self.players, self.off
-        live = [o for o in range(n) if not self.stale[o]]
-        if not live:
+    def _card_played(self, state: GameState, led: int, seat: int, card: int) -> None:
+        flat, bufs, off = self.flat, self.buffers, self.off
+        flat[self._played[seat] + card] = 1.0
+        bufs[seat, off["hand"] + card] = 0.0
+        if led >= 0 and card // 13 != led:
+            flat[self._voids[seat] + led] = 1.0
+        if state.trick:  # the trick goes on
+            flat[self._trick[seat] + card] = 1.0
+            if led < 0:
+                bufs[:, off["led_suit"] + card // 13] = 1.0
             return
-        done = not state.trick  # this card completed the trick
-        rows, cols = [], []
-        for o in live:
-            k = (seat - o) % n
-            rows.append(o)
-            cols.append(off["played"] + k * NUM_CARDS + card)
-            if led >= 0 and card // 13 != led:
-                rows.append(o)
-                cols.append(off["voids"] + 4 * k + led)
-            if not done:
-                rows.append(o)
-                cols.append(off["trick"] + k * NUM_CARDS + card)
-                if led < 0:
-                    rows.append(o)
-                    cols.append(off["led_suit"] + card // 13)
-        bufs = self.buffers
-        if not self.stale[seat]:
-            bufs[seat, off["hand"] + card] = 0.0
-        if done:
-            bufs[live, off["trick"]:off["trick"] + n * NUM_CARDS] = 0.0
-            bufs[live, off["led_suit"]:off["led_suit"] + 4] = 0.0
-            winner, t = state.trick_winners[-1], len(state.trick_winners) - 1
-            tricks = state.config.num_tricks
-            for o in live:
-                rows.append(o)
-                cols.append(off["trick_winners"] + t * n + (winner - o) % n)
-                mine = o % 2
-                bufs[o, off["team_tricks"]:off["run"] + 3] = (
-                    state.team_tricks[mine] / tricks, state.team_tricks[1 - mine] / tricks,
-                    float(state.run_team == mine), float(state.run_team != mine), state.run_length / tricks,
-                )
-        bufs[rows, cols] = 1.0
+        n, tricks = self.players, state.config.num_tricks
+        bufs[:, off["trick"]:off["trick"] + n * NUM_CARDS] = 0.0
+        bufs[:, off["led_suit"]:off["led_suit"] + 4] = 0.0
+        winners = state.trick_winners
+        flat[self._winner[winners[-1]] + (len(winners) - 1) * n] = 1.0
+        t0, t1 = state.team_tricks[0] / tricks, state.team_tricks[1] / tricks
+        run = state.run_length / tricks
+        by_team = np.array([
+            [t0, t1, float(state.run_team == 0), float(state.run_team == 1), run],
+            [t1, t0, float(state.run_team == 1), float(state.run_team == 0), run],
+        ], np.float32)
+        bufs[:, off["team_tricks"]:off["run"] + 3] = by_team[self._team]
 
 
 @dataclass
@@ -372,46 +403,87 @@ def players_for_size(size: int) -> int:
     raise ValueError(f"observation of length {size} matches no table size: expected {observation_size(4)} or {observation_size(6)}")
 
 
+# Slices holding 0/1 flags, in layout order; the other slices carry fractions and are read by position.
+_FLAG_FIELDS = ("phase", "hand", "passed", "received", "discarded", "played", "trick", "bids", "contract",
+                "declarer", "trump", "dealer", "pass_direction", "led_suit", "voids", "trick_winners")
+
+
+@lru_cache(maxsize=None)
+def _flag_bounds(players: int) -> tuple[list[int], list[str]]:
+    layout = observation_layout(players)
+    return [layout[name].start for name in _FLAG_FIELDS], list(_FLAG_FIELDS)
+
+
+@lru_cache(maxsize=None)
+def _num_tricks(players: int) -> int:
+    return RulesConfig(players=players).num_tricks
+
+
 def decode_observation(obs) -> ObservationView:
-    """Readable structure from an observation vector (or the env's observation dict)."""
+    """Readable structure from an observation vector (or the env's observation dict).
+
+    Agents call this at every decision, so it walks the few non-zero entries once
+    instead of scanning every slice.
+    """
     vec = np.asarray(obs["observation"] if isinstance(obs, dict) else obs)
     n = players_for_size(vec.shape[-1])
     layout = observation_layout(n)
-    tricks = RulesConfig(players=n).num_tricks
-
-    def cards(name: str) -> list[int]:
-        return [int(c) for c in np.flatnonzero(vec[layout[name]])]
-
-    played = vec[layout["played"]].reshape(n, NUM_CARDS)
-    trick = vec[layout["trick"]].reshape(n, NUM_CARDS)
-    bids_raw = vec[layout["bids"]].reshape(n, BID_SLOTS)
-    bids: list[int | None] = []
-    for k in range(n):
-        slot = _one(bids_raw[k])
-        bids.append(None if slot is None else (PASSED if slot == MAX_BID else slot + 1))
-    contract = _one(vec[layout["contract"]])
-    voids = vec[layout["voids"]].reshape(n, 4)
-    winners = vec[layout["trick_winners"]].reshape(tricks, n)
+    tricks = _num_tricks(n)
+    starts, names = _flag_bounds(n)
+    flag_end = layout["trick_winners"].stop
+    one: dict[str, int] = {}
+    cards: dict[str, list[int]] = {"hand": [], "passed": [], "received": [], "discarded": []}
+    played: list[list[int]] = [[] for _ in range(n)]
+    trick: list[int | None] = [None] * n
+    bid_slot: list[int | None] = [None] * n
+    voids: list[set[int]] = [set() for _ in range(n)]
+    winners: dict[int, int] = {}
+    for i in np.flatnonzero(vec[:flag_end]).tolist():
+        f = bisect_right(starts, i) - 1
+        name, j = names[f], i - starts[f]
+        if name in cards:
+            cards[name].append(j)
+        elif name == "played":
+            k, c = divmod(j, NUM_CARDS)
+            played[k].append(c)
+        elif name == "trick":
+            k, c = divmod(j, NUM_CARDS)
+            if trick[k] is None:
+                trick[k] = c
+        elif name == "bids":
+            k, slot = divmod(j, BID_SLOTS)
+            if bid_slot[k] is None:
+                bid_slot[k] = slot
+        elif name == "voids":
+            k, suit = divmod(j, 4)
+            voids[k].add(suit)
+        elif name == "trick_winners":
+            t, k = divmod(j, n)
+            winners.setdefault(t, k)
+        else:
+            one.setdefault(name, j)
+    bids = [None if s is None else (PASSED if s == MAX_BID else s + 1) for s in bid_slot]
     team = vec[layout["team_tricks"]]
     run = vec[layout["run"]]
     scores = vec[layout["scores"]]
     target = int(round(float(scores[2]) * TARGET_SCALE))
     run_team = _one(run[:2])
+    contract = one.get("contract")
     return ObservationView(
         players=n,
-        phase=Phase(_one(vec[layout["phase"]])),
-        hand=cards("hand"), passed=cards("passed"), received=cards("received"), discarded=cards("discarded"),
-        played=[[int(c) for c in np.flatnonzero(played[k])] for k in range(n)],
-        trick=[_one(trick[k]) for k in range(n)],
+        phase=Phase(one.get("phase")),
+        hand=cards["hand"], passed=cards["passed"], received=cards["received"], discarded=cards["discarded"],
+        played=played,
+        trick=trick,
         bids=bids,
         contract=None if contract is None else contract + 1,
-        declarer=_one(vec[layout["declarer"]]),
-        trump=_one(vec[layout["trump"]]),
-        dealer=_one(vec[layout["dealer"]]),
-        pass_direction=PassDirection(_one(vec[layout["pass_direction"]])),
-        led_suit=_one(vec[layout["led_suit"]]),
-        voids=[{int(s) for s in np.flatnonzero(voids[k])} for k in range(n)],
-        trick_winners=[int(np.flatnonzero(row)[0]) for row in winners if row.any()],
+        declarer=one.get("declarer"),
+        trump=one.get("trump"),
+        dealer=one.get("dealer"),
+        pass_direction=PassDirection(one.get("pass_direction")),
+        led_suit=one.get("led_suit"),
+        voids=voids,
+        trick_winners=[winners[t] for t in sorted(winners)],
         team_tricks=(int(round(float(team[0]) * tricks)), int(round(float(team[1]) * tricks))),
         run=(run_team, int(round(float(run[2]) * tricks))),
         scores=(int(round(float(scores[0]) * target)), int(round(float(scores[1]) * target))),

@@ -157,6 +157,7 @@ class raw_env(AECEnv, EzPickle):
         self.game = E.new_game(self.rules, self.np_random, **deal)
         self._tracker.reset()
         self._cached_mask = None
+        self._rewards_pending = False
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0 for a in self.agents}
         self._cumulative_rewards = {a: 0 for a in self.agents}
@@ -178,6 +179,11 @@ class raw_env(AECEnv, EzPickle):
         else:
             mask = self._zero_mask.copy()
         return {"observation": self._tracker.observation(game, seat), "action_mask": mask}
+
+    def _legal(self, action: int) -> bool:
+        if self._cached_mask is None:
+            self._cached_mask = self._legal_mask()
+        return 0 <= action < NUM_ACTIONS and self._cached_mask[action] == 1
 
     def _legal_mask(self) -> np.ndarray:
         game = self.game
@@ -202,14 +208,15 @@ class raw_env(AECEnv, EzPickle):
             self._was_dead_step(action)
             return
         game = self.game
-        if not _is_int_like(action) or not E.is_legal(game, int(action)):
+        if not (_is_int_like(action) and self._legal(int(action))):
             raise ValueError(
                 f"illegal action {action!r} ({_describe(action)}) by {agent} in phase {game.phase.name}: "
                 f"legal actions are {E.legal_actions(game)} ({', '.join(describe_action(a) for a in E.legal_actions(game))})"
             )
         self._cumulative_rewards[agent] = 0
-        for a in self.rewards:
-            self.rewards[a] = 0
+        if self._rewards_pending:  # rewards are per step: clear the last round's
+            self._clear_rewards()
+            self._rewards_pending = False
         action, seat, phase, led = int(action), game.current, game.phase, game.led_suit
         result = E.apply_action(game, action, self.np_random, validate=False)
         self._tracker.update(phase, led, seat, action, game)
@@ -220,7 +227,8 @@ class raw_env(AECEnv, EzPickle):
             self._end_episode(truncated=True)
         if game.current >= 0:
             self.agent_selection = self.possible_agents[game.current]
-        self._accumulate_rewards()
+        if self._rewards_pending:
+            self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
@@ -230,6 +238,7 @@ class raw_env(AECEnv, EzPickle):
         for a in self.agents:
             self.infos[a] = {"round_result": info}
         diff = result.scores[0] - result.scores[1]
+        self._rewards_pending = True
         if self.reward_kind == "score_diff":
             for seat, a in enumerate(self.possible_agents):
                 self.rewards[a] = diff if seat % 2 == 0 else -diff

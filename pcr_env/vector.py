@@ -1,12 +1,31 @@
-"""Many games stepped at once, returning arrays (reference implementation).
+"""Many games stepped at once, returning arrays (a batched engine in the style of EnvPool / Pgx).
 
-This first version loops over :mod:`pcr_env.engine` states in Python; the API
-is pinned and a faster engine may replace the internals.
+:class:`VectorEnv` runs ``num_envs`` independent games of Pass Cut Run. Every
+call advances each game by one decision and returns, for every game, the seat
+to act, its ego-centric observation (identical to the AEC env's,
+:func:`pcr_env.observation.encode_observation`) and its action mask. Finished
+games restart at once and report their results in ``infos``.
+
+The games live in packed ``int64`` arrays advanced by numba-compiled kernels
+(:mod:`pcr_env._vector_kernels`), a second implementation of
+:mod:`pcr_env.engine` that ``tests/test_vector.py`` checks against the first,
+decision by decision. The first use in a fresh checkout compiles the kernels
+(a few seconds; cached on disk afterwards).
+
+Randomness is per game: game ``i`` draws from its own stream seeded from
+``(seed, i)``, so with the same seed and actions it plays the same deals
+whatever ``num_envs`` is. :class:`DealRng` is that stream in pure Python and
+can drive :mod:`pcr_env.engine` to replay a game.
 
 >>> venv = VectorEnv(8, seed=0)
 >>> obs, masks, seats = venv.reset()
 >>> obs.shape, masks.shape, seats.shape
 ((8, 797), (8, 70), (8,))
+>>> rng = np.random.default_rng(0)
+>>> actions = (rng.random(masks.shape) * masks).argmax(axis=1)  # a random legal action per game
+>>> obs, masks, seats, rewards, dones, infos = venv.step(actions)
+>>> rewards.shape, dones.shape, len(infos), venv.state().shape
+((8, 4), (8,), 8, (8, 1369))
 """
 
 from __future__ import annotations
@@ -15,96 +34,292 @@ from typing import Any
 
 import numpy as np
 
+from . import _vector_kernels as K
 from . import engine as E
-from .actions import NUM_ACTIONS, TRUMP_BASE
-from .cards import NUM_CARDS
+from .actions import NUM_ACTIONS, describe_action
+from .cards import SUITS
 from .config import RulesConfig
-from .observation import card_bits, encode_observation, encode_state, observation_size, state_size
+from .observation import observation_size, state_size
 
 EPISODES = ("game", "round")
 REWARDS = ("score_diff", "win")
+_MASK64 = (1 << 64) - 1
 
 
 class VectorEnv:
-    """``num_envs`` independent games; every call advances each game by one decision."""
+    """``num_envs`` independent games; every call advances each game by one decision.
+
+    Parameters: ``num_envs`` (>= 1), ``seed`` (an integer in ``0 .. 2**64 - 1``),
+    ``episode`` (``"game"``: until the game ends, R8.4; ``"round"``: one scored
+    round), ``reward`` (``"score_diff"``: at each round end every seat gets its
+    team's round score minus the other's; ``"win"``: +1 / -1 / 0 at the end of the
+    episode, in ``"round"`` episodes the sign of the round's score difference),
+    and the rules fields of :class:`pcr_env.RulesConfig` as keywords. Rewards and
+    episodes follow ``pcr_env.pass_cut_run_v0`` exactly.
+
+    ``step`` returns ``infos[i]["round_result"]`` (``RoundResult.to_info()``) when
+    game ``i`` scored a round and ``infos[i]["final"]`` (``scores``, ``winner``,
+    ``truncated``, ``rounds``) when its episode ended; game ``i`` has then already
+    been restarted and the returned observation is the new game's.
+
+    >>> venv = VectorEnv(2, seed=3, players=6, bidding="auction")
+    >>> obs, masks, seats = venv.reset()
+    >>> obs.shape, int(masks[0].sum())  # pick one of the 8 cards to pass
+    ((2, 1041), 8)
+    """
 
     def __init__(self, num_envs: int, seed: int = 0, episode: str = "game", reward: str = "score_diff", **rules: Any):
-        if not (isinstance(num_envs, int) and num_envs >= 1):
+        if not (_is_int(num_envs) and num_envs >= 1):
             raise ValueError(f"num_envs {num_envs!r} is not allowed: allowed an integer >= 1")
+        _check_seed(seed)
         if episode not in EPISODES:
             raise ValueError(f"episode {episode!r} is not allowed: allowed {list(EPISODES)}")
         if reward not in REWARDS:
             raise ValueError(f"reward {reward!r} is not allowed: allowed {list(REWARDS)}")
         self.rules = RulesConfig.from_kwargs(rules)
-        self.num_envs, self.seed, self.episode, self.reward_kind = num_envs, seed, episode, reward
+        self.num_envs, self.seed, self.episode, self.reward_kind = int(num_envs), int(seed), episode, reward
         self.n_players = self.rules.players
         self.obs_dim = observation_size(self.n_players)
         self.state_dim = state_size(self.n_players)
         self.num_actions = NUM_ACTIONS
-        self._rngs = [np.random.default_rng([seed, i]) for i in range(num_envs)]
-        self.games: list[E.GameState] = []
-
-    def reset(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        self._rngs = [np.random.default_rng([self.seed, i]) for i in range(self.num_envs)]
-        self.games = [E.new_game(self.rules, rng) for rng in self._rngs]
-        return self._observe()
-
-    def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict]]:
-        actions = np.asarray(actions)
+        self._cfg = K.config_array(self.rules, episode, reward)
+        self._obs_off = K.observation_offsets(self.n_players)
+        self._state_off = K.state_offsets(self.n_players)
         n = self.num_envs
-        rewards = np.zeros((n, self.n_players), np.float32)
-        dones = np.zeros(n, bool)
-        infos: list[dict] = [{} for _ in range(n)]
-        for i, game in enumerate(self.games):
-            a = int(actions[i])
-            if not E.is_legal(game, a):
-                raise ValueError(f"env {i}: illegal action {a} in phase {game.phase.name}: legal {E.legal_actions(game)}")
-            result = E.apply_action(game, a, self._rngs[i], validate=False)
-            if result is not None:
-                infos[i]["round_result"] = result.to_info()
-                diff = result.scores[0] - result.scores[1]
-                if self.reward_kind == "score_diff":
-                    rewards[i, 0::2], rewards[i, 1::2] = diff, -diff
-                if self.episode == "round" or game.phase == E.Phase.GAME_OVER:
-                    if self.reward_kind == "win":
-                        if self.episode == "game":
-                            sign = 0 if game.winner is None else (1 if game.winner == 0 else -1)
-                        else:
-                            sign = int(np.sign(diff))
-                        rewards[i, 0::2], rewards[i, 1::2] = sign, -sign
-                    self._finish(i, infos[i], truncated=self.episode == "game" and game.truncated)
-                    dones[i] = True
-                else:
-                    E.start_next_round(game, self._rngs[i])
-            elif game.phase == E.Phase.GAME_OVER:
-                self._finish(i, infos[i], truncated=True)
-                dones[i] = True
-        obs, masks, seats = self._observe()
-        return obs, masks, seats, rewards, dones, infos
+        self._games = np.zeros((n, K.STATE_COLUMNS), np.int64)  # one row per game, see _vector_kernels
+        self._rng = np.zeros(n, np.uint64)  # each game's splitmix64 state
+        self._round_info = np.zeros((n, K.ROUND_INFO_SIZE), np.int64)
+        self._final_info = np.zeros((n, K.FINAL_INFO_SIZE), np.int64)
+        self._events = np.zeros(n, np.int64)
+        self._started = False
 
-    def _finish(self, i: int, info: dict, truncated: bool) -> None:
-        game = self.games[i]
-        info["final"] = {"scores": list(game.scores), "winner": game.winner, "truncated": truncated,
-                         "rounds": game.round_number}
-        self.games[i] = E.new_game(self.rules, self._rngs[i])
+    # ------------------------------------------------------------------ API
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Start every game afresh from its seeded stream; returns ``(obs, masks, seats)``.
 
-    def _observe(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        n = self.num_envs
-        obs = np.zeros((n, self.obs_dim), np.float32)
-        masks = np.zeros((n, NUM_ACTIONS), np.int8)
-        seats = np.zeros(n, np.int64)
-        for i, game in enumerate(self.games):
-            seats[i] = game.current
-            encode_observation(game, game.current, obs[i])
-            phase = game.phase
-            if phase == E.Phase.BID:
-                masks[i, E.legal_actions(game)] = 1
-            elif phase == E.Phase.TRUMP:
-                masks[i, TRUMP_BASE:] = 1
-            else:
-                masks[i, :NUM_CARDS] = card_bits(E.legal_card_mask(game))
+        ``seed`` replaces the constructor's seed (kept for later resets).
+        """
+        if seed is not None:
+            _check_seed(seed)
+            self.seed = int(seed)
+        K.seed_streams(np.uint64(self.seed), self._rng)
+        obs, masks, seats = self._new_outputs()
+        K.reset_all(self._games, self._rng, self._cfg, self._obs_off, obs, masks, seats)
+        self._started = True
         return obs, masks, seats
 
+    def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict]]:
+        """Apply ``actions[i]`` (an action id) to game ``i`` for every game.
+
+        Returns ``(obs, masks, seats, rewards, dones, infos)``: ``rewards`` is
+        ``[num_envs, n_players]`` float32, what each seat earned on this step.
+        Nothing changes if any action is illegal: a ``ValueError`` names the first
+        such game, its action and the legal ones. The arrays are new on every call.
+        """
+        if not self._started:
+            raise ValueError("step() was called before reset(): call reset() first")
+        acts = self._check_actions(actions)
+        n = self.num_envs
+        obs, masks, seats = self._new_outputs()
+        rewards = np.empty((n, self.n_players), np.float32)
+        dones = np.empty(n, bool)
+        events = self._events
+        count = K.step_all(self._games, self._rng, acts, self._cfg, self._obs_off, rewards, dones, events,
+                           self._round_info, self._final_info, obs, masks, seats)
+        if count < 0:
+            self._raise_illegal(-1 - count, int(acts[-1 - count]))
+        infos: list[dict] = [{} for _ in range(n)]
+        if count:
+            for i in np.flatnonzero(events).tolist():
+                ev = events[i]
+                if ev & K.EV_ROUND:
+                    infos[i]["round_result"] = _round_info(self._round_info[i])
+                if ev & K.EV_FINAL:
+                    infos[i]["final"] = _final_info(self._final_info[i])
+        return obs, masks, seats, rewards, dones, infos
+
     def state(self) -> np.ndarray:
-        """Full-state vectors ``[N, state_dim]``, each from its acting seat's perspective."""
-        return np.stack([encode_state(g, g.current) for g in self.games])
+        """Full-state vectors ``[N, state_dim]``, each from its acting seat's perspective.
+
+        Layout :func:`pcr_env.observation.state_layout` (the observation, then every
+        hidden card): for centralised critics only, never for a policy.
+        """
+        self._require_started()
+        out = np.empty((self.num_envs, self.state_dim), np.float32)
+        K.state_all(self._games, self._cfg, self._obs_off, self._state_off, out)
+        return out
+
+    # ------------------------------------------------------------------ inspection
+    def game(self, i: int) -> E.GameState:
+        """A copy of game ``i`` as an engine :class:`~pcr_env.engine.GameState`, hidden cards included.
+
+        For tests, debugging and rendering (``pcr_env.render.render_text``); changing
+        it does not change the game.
+        """
+        self._require_started()
+        i = self._check_index(i)
+        row = self._games[i].tolist()
+        n = self.n_players
+        seats = range(n)
+        return E.GameState(
+            config=self.rules, round_number=row[K.ROUND], dealer=row[K.DEALER], redeals=row[K.REDEALS],
+            phase=E.Phase(row[K.PHASE]), current=row[K.CURRENT],
+            hands=[row[K.HANDS + s] for s in seats], kitty=row[K.KITTY],
+            passed=[row[K.PASSED + s] for s in seats], received=[row[K.RECEIVED + s] for s in seats],
+            pass_done=row[K.PASS_DONE], bids=[row[K.BIDS + s] for s in seats],
+            out=[bool(row[K.OUT + s]) for s in seats], high_bid=row[K.HIGH_BID], declarer=row[K.DECLARER],
+            trump=row[K.TRUMP], discards=row[K.DISCARDS],
+            trick=[(row[K.TRICK_SEAT + j], row[K.TRICK_CARD + j]) for j in range(row[K.TRICK_LEN])],
+            played=[row[K.PLAYED + s] for s in seats], voids=[row[K.VOIDS + s] for s in seats],
+            trick_winners=[row[K.WINNERS + t] for t in range(row[K.N_TRICKS])],
+            team_tricks=[row[K.TEAM_TRICKS], row[K.TEAM_TRICKS + 1]],
+            scores=[row[K.SCORES], row[K.SCORES + 1]], run_team=row[K.RUN_TEAM], run_length=row[K.RUN_LENGTH],
+            pass_direction=E.PassDirection(row[K.PASS_DIR]), truncated=bool(row[K.TRUNCATED]),
+            winner=None if row[K.WINNER] < 0 else row[K.WINNER],
+        )
+
+    def observe(self, i: int, seat: int) -> np.ndarray:
+        """Observation of any ``seat`` of game ``i`` (``step`` gives only the acting seat's)."""
+        self._require_started()
+        i = self._check_index(i)
+        if not (_is_int(seat) and 0 <= seat < self.n_players):
+            raise ValueError(f"seat {seat!r} is not a seat: allowed 0..{self.n_players - 1}")
+        row = np.empty(self.obs_dim, np.float32)
+        K.observe_one(self._games, i, int(seat), self._cfg, self._obs_off, row, np.empty(NUM_ACTIONS, np.int8))
+        return row
+
+    # ------------------------------------------------------------------ internals
+    def _new_outputs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        n = self.num_envs
+        return np.empty((n, self.obs_dim), np.float32), np.empty((n, NUM_ACTIONS), np.int8), np.empty(n, np.int64)
+
+    def _check_actions(self, actions) -> np.ndarray:
+        if type(actions) is np.ndarray and actions.dtype == np.int64 and actions.shape == (self.num_envs,) \
+                and actions.flags.c_contiguous:
+            return actions  # fast path; the kernel only reads it
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,):
+            raise ValueError(f"actions has shape {acts.shape}: expected ({self.num_envs},), one action id per game")
+        if acts.dtype.kind not in "iu":
+            raise ValueError(f"actions has dtype {acts.dtype}: expected integer action ids 0..{NUM_ACTIONS - 1}")
+        return np.ascontiguousarray(acts, np.int64)
+
+    def _raise_illegal(self, i: int, action: int) -> None:
+        game = self.game(i)
+        legal = E.legal_actions(game)
+        try:
+            name = describe_action(action)
+        except ValueError:
+            name = "out of range"
+        raise ValueError(
+            f"env {i}: illegal action {action} ({name}) for seat {game.current} in phase {game.phase.name}: "
+            f"legal actions are {legal}"
+        )
+
+    def _check_index(self, i: int) -> int:
+        if not (_is_int(i) and 0 <= i < self.num_envs):
+            raise ValueError(f"game index {i!r} is out of range: allowed 0..{self.num_envs - 1}")
+        return int(i)
+
+    def _require_started(self) -> None:
+        if not self._started:
+            raise ValueError("the games have not been dealt yet: call reset() first")
+
+
+def _round_info(row: np.ndarray) -> dict:
+    """``RoundResult.to_info()`` from a kernel round record."""
+    r = row.tolist()
+    winner = r[K.RI_WINNER]
+    return {
+        "round": r[K.RI_ROUND],
+        "dealer": r[K.RI_DEALER],
+        "declarer": r[K.RI_DECLARER],
+        "bid": r[K.RI_BID],
+        "trump": SUITS[r[K.RI_TRUMP]],
+        "tricks": r[K.RI_TRICKS:K.RI_TRICKS + 2],
+        "run_bonus": r[K.RI_BONUS:K.RI_BONUS + 2],
+        "scores": r[K.RI_SCORES:K.RI_SCORES + 2],
+        "made": bool(r[K.RI_MADE]),
+        "trick_winners": r[K.RI_WINNERS:K.RI_WINNERS + r[K.RI_N_TRICKS]],
+        "total_scores": r[K.RI_TOTALS:K.RI_TOTALS + 2],
+        "winner": None if winner < 0 else winner,
+    }
+
+
+def _final_info(row: np.ndarray) -> dict:
+    r = row.tolist()
+    winner = r[K.FI_WINNER]
+    return {"scores": r[K.FI_SCORES:K.FI_SCORES + 2], "winner": None if winner < 0 else winner,
+            "truncated": bool(r[K.FI_TRUNCATED]), "rounds": r[K.FI_ROUNDS]}
+
+
+class DealRng:
+    """Game ``index``'s random stream of ``VectorEnv(seed=seed)``, in pure Python.
+
+    It offers the two calls :mod:`pcr_env.engine` makes of its ``rng``
+    (``integers(n)`` for a random first dealer, ``permutation(52)`` for a
+    deal), so the engine driven by it deals exactly the cards the vector env
+    deals to that game. Streams are splitmix64; bounded draws use Lemire's
+    multiply-and-reject on 32-bit outputs, so they are unbiased.
+
+    >>> from pcr_env.engine import new_game
+    >>> venv = VectorEnv(4, seed=9)
+    >>> _ = venv.reset()
+    >>> new_game(venv.rules, DealRng(9, 2)).hands == venv.game(2).hands
+    True
+    """
+
+    def __init__(self, seed: int, index: int):
+        _check_seed(seed)
+        if not (_is_int(index) and 0 <= index < 1 << 63):
+            raise ValueError(f"index {index!r} is not a game index: allowed an integer >= 0")
+        base = _mix64((int(seed) + _GOLDEN) & _MASK64)
+        self.state = _mix64((base + (int(index) + 1) * _GOLDEN) & _MASK64)
+
+    def _next(self) -> int:
+        self.state = (self.state + _GOLDEN) & _MASK64
+        return _mix64(self.state)
+
+    def _below(self, k: int) -> int:
+        m = (self._next() >> 32) * k
+        if (m & 0xFFFFFFFF) < k:
+            threshold = ((1 << 32) - k) % k
+            while (m & 0xFFFFFFFF) < threshold:
+                m = (self._next() >> 32) * k
+        return m >> 32
+
+    def integers(self, low: int, high: int | None = None) -> int:
+        """One uniform integer in ``[0, low)`` (or ``[low, high)``)."""
+        lo, hi = (0, low) if high is None else (low, high)
+        if not (_is_int(lo) and _is_int(hi) and 0 < hi - lo < 1 << 32):
+            raise ValueError(f"integers({low!r}, {high!r}): expected integer bounds with 0 < high - low < 2**32")
+        return lo + self._below(hi - lo)
+
+    def permutation(self, n: int) -> np.ndarray:
+        """A uniform permutation of ``0..n-1`` (Fisher-Yates from the top)."""
+        order = list(range(n))
+        for j in range(n - 1, 0, -1):
+            r = self._below(j + 1)
+            order[j], order[r] = order[r], order[j]
+        return np.array(order, np.int64)
+
+
+_GOLDEN = 0x9E3779B97F4A7C15
+
+
+def _mix64(z: int) -> int:
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _check_seed(seed: Any) -> None:
+    if not (_is_int(seed) and 0 <= seed < 1 << 64):
+        raise ValueError(f"seed {seed!r} is not allowed: allowed an integer 0..2**64-1")
+
+
+__all__ = ["VectorEnv", "DealRng", "EPISODES", "REWARDS"]

@@ -1,0 +1,604 @@
+"""Duplicate head-to-head evaluation of agents: the machinery behind ``evaluate.py``.
+
+Every pair of agents plays the **same deals** twice with the teams swapped, so the
+luck of the cards cancels (the duplicate method of bridge and of poker research):
+
+* A *deal* is ``(hands, dealer, round number)`` drawn from ``default_rng([seed, i])``
+  for deal index ``i``; round numbers cycle 1, 2, 3, 4 over the deals so the four
+  pass directions (R3.2) are balanced. Every pair sees the same deals.
+* Table A seats agent X at the even seats (team 0) and Y at the odd ones; table
+  B swaps them. Partners are copies of one agent.
+* If every player passes (R4.4) the engine redeals from a generator seeded per
+  deal, so both tables get the same redeal cards as long as both throw in.
+* With ``episode="game"`` a deal is a whole game to ``target_score``: round ``r``
+  of game ``i`` uses cards drawn from ``default_rng([seed, i, r])`` at both tables.
+* Agents are re-seeded from ``(seed, i, table, side)`` before every table, so a
+  result depends on the seed alone, not on ``workers``.
+
+**Score difference per deal** = X's (team score − opponent score) at table A plus
+the same at table B, divided by 2: X's average margin per round played on those
+cards (per game for ``episode="game"``). An agent against a deterministic copy of
+itself scores exactly 0 on every deal. The 95% interval is Student's t on the
+per-deal differences. A deal is *won* when its difference is positive (ties count
+half in ``score_share`` and in the ratings).
+
+Ratings: a Bradley–Terry model fitted by the MM algorithm (Hunter 2004) to the
+deal wins of every pair, with one drawn pseudo-deal per pair so a clean sweep
+stays finite, reported on the Elo scale (400·log10 odds) with ``random`` (else the
+first agent) at 0, and standard errors from the Fisher information.
+
+>>> result = evaluate(["heuristic", "random"], deals=8, seed=1, progress=False)
+>>> pair = result.pairs[0]
+>>> (pair.agent_a, pair.agent_b, pair.deals), pair.mean_diff > 0
+(('heuristic', 'random', 8), True)
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import multiprocessing as mp
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from pcr_env import engine as E
+from pcr_env.actions import NUM_ACTIONS, TRUMP_BASE
+from pcr_env.cards import NUM_CARDS
+from pcr_env.config import RulesConfig
+from pcr_env.observation import card_bits, encode_observation
+
+from .base import Agent, make_agent, parse_spec
+
+EPISODES = ("round", "game")
+CHUNK = 25  # deals per work item: small enough for a smooth progress bar, large enough to amortise IPC
+
+
+# ----------------------------------------------------------------------------- deals
+@dataclass(frozen=True)
+class Deal:
+    """One duplicate board: the cards, the dealer and the round number (pass direction)."""
+
+    index: int
+    hands: tuple[tuple[int, ...], ...]
+    kitty: tuple[int, ...]
+    dealer: int
+    round_number: int
+    redeal_seed: int
+
+
+def make_deal(rules: RulesConfig, seed: int, index: int, round_in_game: int | None = None) -> Deal:
+    """Deal ``index`` of the evaluation suite for ``seed`` (round ``round_in_game`` of a game if given)."""
+    key = [seed, index] if round_in_game is None else [seed, index, round_in_game]
+    rng = np.random.default_rng(key)
+    n, size = rules.players, rules.hand_size
+    order = [int(c) for c in rng.permutation(NUM_CARDS)]
+    hands = tuple(tuple(sorted(order[s * size:(s + 1) * size])) for s in range(n))
+    kitty = tuple(sorted(order[n * size:]))
+    dealer = int(rng.integers(n))
+    round_number = 1 + index % 4 if round_in_game is None else round_in_game
+    return Deal(index, hands, kitty, dealer, round_number, int(rng.integers(2**63 - 1)))
+
+
+def agent_seed(seed: int, index: int, table: int, side: int) -> int:
+    """Seed of the agent playing ``side`` (0 = X, 1 = Y) at ``table`` (0 = A, 1 = B) of deal ``index``."""
+    return int(np.random.SeedSequence([seed, index, table, side]).generate_state(1, np.uint64)[0] >> 1)
+
+
+# ------------------------------------------------------------------------ playing
+def legal_mask(state: E.GameState) -> np.ndarray:
+    """The acting seat's legal-action mask, exactly as the AEC environment builds it."""
+    mask = np.zeros(NUM_ACTIONS, np.int8)
+    phase = state.phase
+    if phase == E.Phase.BID:
+        mask[E.legal_actions(state)] = 1
+    elif phase == E.Phase.TRUMP:
+        mask[TRUMP_BASE:] = 1
+    elif phase < E.Phase.ROUND_END:
+        mask[:NUM_CARDS] = card_bits(E.legal_card_mask(state))
+    return mask
+
+
+def play_round(state: E.GameState, seat_agents: Sequence[Agent], rng: np.random.Generator,
+               names: Sequence[str] | None = None) -> E.RoundResult | None:
+    """Play ``state`` to the end of its round; ``None`` if truncated by redeals (R4.4).
+
+    Each agent sees only the acting seat's observation and mask.
+    """
+    obs = np.zeros(0, np.float32)
+    while state.phase < E.Phase.ROUND_END:
+        seat = state.current
+        obs = encode_observation(state, seat)
+        mask = legal_mask(state)
+        action = seat_agents[seat].act({"observation": obs, "action_mask": mask})
+        if not (isinstance(action, (int, np.integer)) and 0 <= action < NUM_ACTIONS and mask[action]):
+            who = names[seat] if names else type(seat_agents[seat]).__name__
+            raise RuntimeError(f"agent {who} at seat {seat} chose illegal action {action!r} in phase {state.phase.name}")
+        result = E.apply_action(state, int(action), rng, validate=False)
+        if result is not None:
+            return result
+    return None
+
+
+@dataclass
+class SideStats:
+    """Round-level figures of one side (an agent's team) summed over a pair's tables."""
+
+    rounds: int = 0
+    declared: int = 0
+    made: int = 0
+    contract_sum: int = 0
+    tricks: int = 0
+    run_bonus: int = 0
+    score: int = 0
+    set_opponents: int = 0  # opponents' contracts this side defeated
+
+    def add(self, other: "SideStats") -> None:
+        for name in self.__dataclass_fields__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def summary(self) -> dict[str, float]:
+        r = max(self.rounds, 1)
+        return {
+            "bid_rate": self.declared / r,
+            "make_rate": self.made / self.declared if self.declared else float("nan"),
+            "mean_contract": self.contract_sum / self.declared if self.declared else float("nan"),
+            "tricks_per_round": self.tricks / r,
+            "run_bonus_per_round": self.run_bonus / r,
+            "score_per_round": self.score / r,
+        }
+
+
+def _record(result: E.RoundResult, x_team: int, stats: tuple[SideStats, SideStats]) -> None:
+    for side, team in ((0, x_team), (1, 1 - x_team)):
+        st = stats[side]
+        st.rounds += 1
+        st.tricks += result.tricks[team]
+        st.run_bonus += result.run_bonus[team]
+        st.score += result.scores[team]
+        if result.declarer % 2 == team:
+            st.declared += 1
+            st.made += result.made
+            st.contract_sum += result.bid
+        elif not result.made:
+            st.set_opponents += 1
+
+
+def play_table(rules: RulesConfig, deal: Deal, seat_agents: Sequence[Agent], x_team: int, episode: str,
+               seed: int, stats: tuple[SideStats, SideStats], names: Sequence[str] | None = None) -> tuple[float, int | None, int, int]:
+    """One table of a duplicate deal. Returns ``(X margin, X won? (game), throw-ins, truncated)``."""
+    n = rules.players
+    if episode == "round":
+        rng = np.random.default_rng(deal.redeal_seed)
+        state = E.new_game(rules, rng, dealer=deal.dealer, round_number=deal.round_number,
+                           hands=[list(h) for h in deal.hands], kitty=list(deal.kitty))
+        result = play_round(state, seat_agents, rng, names)
+        if result is None:
+            return 0.0, None, state.redeals, 1
+        _record(result, x_team, stats)
+        return float(result.scores[x_team] - result.scores[1 - x_team]), None, state.redeals, 0
+    # A whole game: every round's cards come from the suite, so both tables see the same deals.
+    scores = [0, 0]
+    throw_ins = 0
+    dealer = deal.dealer
+    for r in range(1, rules.max_rounds + 1):
+        rd = deal if r == 1 else make_deal(rules, seed, deal.index, r)
+        rng = np.random.default_rng(rd.redeal_seed)
+        state = E.new_game(rules, rng, dealer=(dealer + r - 1) % n, round_number=r,
+                           hands=[list(h) for h in rd.hands], kitty=list(rd.kitty), scores=scores)
+        result = play_round(state, seat_agents, rng, names)
+        throw_ins += state.redeals
+        if result is None:  # truncated by redeals: the game ends undecided
+            return float(scores[x_team] - scores[1 - x_team]), None, throw_ins, 1
+        _record(result, x_team, stats)
+        scores = list(state.scores)
+        if state.phase == E.Phase.GAME_OVER:
+            won = None if state.winner is None else int(state.winner == x_team)
+            return float(scores[x_team] - scores[1 - x_team]), won, throw_ins, int(state.truncated)
+    raise AssertionError("the engine ends every game by max_rounds")
+
+
+# ------------------------------------------------------------------------- workers
+@dataclass
+class ChunkResult:
+    pair: int
+    start: int
+    diffs: list[float]
+    games_won: list[int]  # per deal: X's games won (0..2) for episode="game"; empty otherwise
+    stats: tuple[SideStats, SideStats]
+    throw_ins: int
+    truncated: int
+
+
+_AGENT_CACHE: dict[tuple[str, int], Agent] = {}
+
+
+def _get_agent(spec: str, side: int, rules: RulesConfig) -> Agent:
+    key = (spec, side)
+    if key not in _AGENT_CACHE:
+        _AGENT_CACHE[key] = make_agent(spec, seed=None, rules=rules)
+        _single_thread()
+    return _AGENT_CACHE[key]
+
+
+def _single_thread() -> None:
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+
+
+def _worker_init() -> None:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+
+def _reseed(agent: Agent, seed: int) -> None:
+    reset = getattr(agent, "reset", None)
+    if callable(reset):
+        reset(seed)
+
+
+def run_chunk(task: tuple) -> ChunkResult:
+    """Play deals ``start .. start+count-1`` of one pair (a picklable, top-level work item)."""
+    pair, spec_x, spec_y, start, count, seed, rules_dict, episode = task
+    rules = RulesConfig(**rules_dict)
+    ax, ay = _get_agent(spec_x, 0, rules), _get_agent(spec_y, 1, rules)
+    stats = (SideStats(), SideStats())
+    diffs: list[float] = []
+    games_won: list[int] = []
+    throw_ins = truncated = 0
+    names = (spec_x, spec_y)
+    for i in range(start, start + count):
+        deal = make_deal(rules, seed, i)
+        margin = 0.0
+        won = 0
+        for table, x_team in ((0, 0), (1, 1)):
+            _reseed(ax, agent_seed(seed, i, table, 0))
+            _reseed(ay, agent_seed(seed, i, table, 1))
+            seats = [ax if s % 2 == x_team else ay for s in range(rules.players)]
+            seat_names = [names[0] if s % 2 == x_team else names[1] for s in range(rules.players)]
+            m, w, t, tr = play_table(rules, deal, seats, x_team, episode, seed, stats, seat_names)
+            margin += m
+            won += w or 0
+            throw_ins += t
+            truncated += tr
+        diffs.append(margin / 2.0)
+        if episode == "game":
+            games_won.append(won)
+    return ChunkResult(pair, start, diffs, games_won, stats, throw_ins, truncated)
+
+
+# ------------------------------------------------------------------------- results
+@dataclass
+class PairResult:
+    """Every figure of one pairing (X = ``agent_a``, Y = ``agent_b``); see the module docstring."""
+
+    agent_a: str
+    agent_b: str
+    deals: int
+    mean_diff: float
+    ci95: tuple[float, float]
+    sd: float
+    win_rate: float  # deals with a positive difference
+    tie_rate: float
+    loss_rate: float
+    score_share: float  # wins + ties / 2
+    score_share_ci95: tuple[float, float]
+    game_win_rate: float | None  # episode="game": share of the 2*deals games X won
+    throw_ins_per_deal: float
+    truncated_tables: int
+    a: dict[str, float] = field(default_factory=dict)
+    b: dict[str, float] = field(default_factory=dict)
+    diffs: list[float] = field(default_factory=list, repr=False)
+
+
+@dataclass
+class Rating:
+    agent: str
+    elo: float
+    se: float
+
+
+@dataclass
+class EvaluationResult:
+    config: dict[str, Any]
+    pairs: list[PairResult]
+    ratings: list[Rating]
+    seconds: float
+
+    def pair(self, a: str, b: str) -> PairResult:
+        for p in self.pairs:
+            if (p.agent_a, p.agent_b) == (a, b):
+                return p
+        raise KeyError(f"no pair {a!r} vs {b!r}: pairs are {[(p.agent_a, p.agent_b) for p in self.pairs]}")
+
+    def to_dict(self, with_diffs: bool = True) -> dict[str, Any]:
+        pairs = []
+        for p in self.pairs:
+            d = asdict(p)
+            if not with_diffs:
+                d.pop("diffs")
+            pairs.append(d)
+        return {"config": self.config, "pairs": pairs, "ratings": [asdict(r) for r in self.ratings],
+                "seconds": self.seconds}
+
+    def table(self) -> str:
+        """The readable report: one line per pair, then the ratings."""
+        return format_table(self)
+
+
+def t_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float, float]:
+    """``(mean, low, high, sd)``: Student's t interval of the mean (a point when all values agree)."""
+    from scipy import stats
+
+    values = np.asarray(values, float)
+    mean = float(values.mean())
+    if len(values) < 2:
+        return mean, float("nan"), float("nan"), float("nan")
+    sd = float(values.std(ddof=1))
+    if sd == 0.0:
+        return mean, mean, mean, 0.0
+    half = float(stats.t.ppf(0.5 + level / 2, len(values) - 1)) * sd / math.sqrt(len(values))
+    return mean, mean - half, mean + half, sd
+
+
+def summarise_pair(a: str, b: str, diffs: Sequence[float], games_won: Sequence[int], stats: tuple[SideStats, SideStats],
+                   throw_ins: int, truncated: int) -> PairResult:
+    d = np.asarray(diffs, float)
+    mean, lo, hi, sd = t_interval(d)
+    outcome = np.where(d > 0, 1.0, np.where(d < 0, 0.0, 0.5))
+    share, s_lo, s_hi, _ = t_interval(outcome)
+    return PairResult(
+        agent_a=a, agent_b=b, deals=len(d), mean_diff=mean, ci95=(lo, hi), sd=sd,
+        win_rate=float((d > 0).mean()), tie_rate=float((d == 0).mean()), loss_rate=float((d < 0).mean()),
+        score_share=share, score_share_ci95=(s_lo, s_hi),
+        game_win_rate=float(np.sum(games_won) / (2 * len(d))) if len(games_won) else None,
+        throw_ins_per_deal=throw_ins / max(len(d), 1), truncated_tables=truncated,
+        a=stats[0].summary(), b=stats[1].summary(), diffs=[float(x) for x in d],
+    )
+
+
+def bradley_terry(names: Sequence[str], wins: np.ndarray, anchor: int = 0, prior: float = 0.5,
+                  iters: int = 10_000, tol: float = 1e-10) -> list[Rating]:
+    """Bradley–Terry strengths from ``wins[i, j]`` (deals i won against j, ties as halves).
+
+    Fitted with Hunter's MM updates; ``prior`` adds that many wins each way to
+    every pair that met (a drawn pseudo-game keeps sweeps finite). Returned on
+    the Elo scale (400·log10 strength ratio) with ``names[anchor]`` at 0.
+
+    >>> r = bradley_terry(["a", "b"], np.array([[0, 75], [25, 0]]), prior=0)
+    >>> round(r[1].elo - r[0].elo, 1)  # 75% for a is about 191 Elo
+    -190.8
+    """
+    w = np.asarray(wins, float).copy()
+    k = len(names)
+    met = (w + w.T) > 0
+    w = w + prior * met
+    games = w + w.T
+    p = np.ones(k)
+    for _ in range(iters):
+        total = w.sum(axis=1)
+        denom = np.array([sum(games[i, j] / (p[i] + p[j]) for j in range(k) if j != i and games[i, j] > 0) for i in range(k)])
+        new = np.where(denom > 0, total / np.where(denom > 0, denom, 1), p)
+        new = new / np.exp(np.mean(np.log(np.maximum(new, 1e-300))))
+        if np.max(np.abs(np.log(np.maximum(new, 1e-300)) - np.log(np.maximum(p, 1e-300)))) < tol:
+            p = new
+            break
+        p = new
+    theta = np.log(np.maximum(p, 1e-300))
+    theta = theta - theta[anchor]
+    # Fisher information of theta with theta[anchor] fixed at 0.
+    info = np.zeros((k, k))
+    for i in range(k):
+        for j in range(k):
+            if i != j and games[i, j] > 0:
+                q = 1.0 / (1.0 + math.exp(theta[j] - theta[i]))
+                v = games[i, j] * q * (1 - q)
+                info[i, i] += v
+                info[i, j] -= v
+    keep = [i for i in range(k) if i != anchor]
+    se = np.zeros(k)
+    if keep:
+        try:
+            cov = np.linalg.inv(info[np.ix_(keep, keep)])
+            se[keep] = np.sqrt(np.maximum(np.diag(cov), 0.0))
+        except np.linalg.LinAlgError:
+            se[keep] = float("nan")
+    scale = 400.0 / math.log(10.0)
+    return [Rating(names[i], float(theta[i] * scale), float(se[i] * scale)) for i in range(k)]
+
+
+def _labels(specs: Sequence[str]) -> list[str]:
+    """Unique display names: a repeated spec becomes ``spec#2``, ``spec#3`` ..."""
+    seen: dict[str, int] = {}
+    out = []
+    for s in specs:
+        seen[s] = seen.get(s, 0) + 1
+        out.append(s if seen[s] == 1 else f"{s}#{seen[s]}")
+    return out
+
+
+# ---------------------------------------------------------------------------- driver
+def evaluate(agents: Sequence[str], deals: int = 1000, seed: int = 0, episode: str = "round",
+             workers: int = 1, progress: bool = True, rules: RulesConfig | dict[str, Any] | None = None,
+             pairs: Iterable[tuple[int, int]] | None = None) -> EvaluationResult:
+    """Play every pair of ``agents`` (spec strings) in duplicate over ``deals`` deals.
+
+    A single agent is played against a copy of itself; a repeated spec is a
+    separate entry (``heuristic`` and ``heuristic#2``). ``pairs`` (index pairs)
+    restricts the pairings. ``rules`` is a :class:`~pcr_env.RulesConfig` or its
+    fields. Results are identical for any ``workers``.
+    """
+    if isinstance(rules, dict) or rules is None:
+        rules = RulesConfig.from_kwargs(dict(rules or {}))
+    if episode not in EPISODES:
+        raise ValueError(f"episode {episode!r} is not allowed: allowed {list(EPISODES)}")
+    if not (isinstance(deals, int) and deals >= 1):
+        raise ValueError(f"deals {deals!r} is not allowed: allowed an integer >= 1")
+    if not (isinstance(workers, int) and workers >= 1):
+        raise ValueError(f"workers {workers!r} is not allowed: allowed an integer >= 1")
+    if not agents:
+        raise ValueError("agents is empty: give at least one agent spec, e.g. ['heuristic', 'random']")
+    for spec in agents:
+        parse_spec(spec)  # fail fast, naming the bad spec
+    specs = list(agents) if len(agents) > 1 else [agents[0], agents[0]]
+    names = _labels(specs)
+    pair_list = sorted(pairs) if pairs is not None else [(i, j) for i in range(len(specs)) for j in range(i + 1, len(specs))]
+    rules_dict = rules.to_dict()
+    tasks = [(p, specs[i], specs[j], start, min(CHUNK, deals - start), seed, rules_dict, episode)
+             for p, (i, j) in enumerate(pair_list) for start in range(0, deals, CHUNK)]
+    started = time.perf_counter()
+    chunks: list[ChunkResult] = []
+    bar = _progress_bar(total=deals * len(pair_list), enabled=progress)
+    try:
+        if workers == 1:
+            for task in tasks:
+                chunks.append(run_chunk(task))
+                bar.update(task[4])
+        else:
+            ctx = mp.get_context("spawn")
+            with ctx.Pool(workers, initializer=_worker_init) as pool:
+                for chunk in pool.imap_unordered(run_chunk, tasks):
+                    chunks.append(chunk)
+                    bar.update(len(chunk.diffs))
+    finally:
+        bar.close()
+    elapsed = time.perf_counter() - started
+    results = []
+    wins = np.zeros((len(specs), len(specs)))
+    for p, (i, j) in enumerate(pair_list):
+        mine = sorted((c for c in chunks if c.pair == p), key=lambda c: c.start)
+        stats = (SideStats(), SideStats())
+        for c in mine:
+            stats[0].add(c.stats[0])
+            stats[1].add(c.stats[1])
+        diffs = [d for c in mine for d in c.diffs]
+        games = [g for c in mine for g in c.games_won]
+        res = summarise_pair(names[i], names[j], diffs, games, stats, sum(c.throw_ins for c in mine),
+                             sum(c.truncated for c in mine))
+        results.append(res)
+        d = np.asarray(diffs)
+        wins[i, j] += (d > 0).sum() + 0.5 * (d == 0).sum()
+        wins[j, i] += (d < 0).sum() + 0.5 * (d == 0).sum()
+    ratings: list[Rating] = []
+    if len(set(specs)) >= 2 or len(specs) > 2:
+        anchor = next((k for k, s in enumerate(specs) if s == "random"), 0)
+        ratings = sorted(bradley_terry(names, wins, anchor=anchor), key=lambda r: -r.elo)
+    config = {"agents": names, "specs": specs, "deals": deals, "seed": seed, "episode": episode,
+              "rules": rules_dict, "workers": workers, "duplicate": True,
+              "score_difference": "mean over the two tables of (agent_a team score - agent_b team score)"}
+    return EvaluationResult(config=config, pairs=results, ratings=ratings, seconds=elapsed)
+
+
+def _progress_bar(total: int, enabled: bool):
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="deal", disable=not enabled, desc="duplicate deals", dynamic_ncols=True)
+
+
+# ---------------------------------------------------------------------------- output
+def _f(x: float | None, digits: int = 2) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{x:.{digits}f}"
+
+
+def format_table(result: EvaluationResult) -> str:
+    cfg = result.config
+    unit = "game" if cfg["episode"] == "game" else "deal"
+    head = (f"Duplicate evaluation: {cfg['deals']} deals x 2 tables, seed {cfg['seed']}, episode {cfg['episode']}, "
+            f"rules {_rules_text(cfg['rules'])}")
+    lines = [head, ""]
+    cols = ["A", "B", f"diff/{unit} (A-B)", "95% CI", "A wins", "ties", "A share [95% CI]"]
+    if cfg["episode"] == "game":
+        cols.append("A game wins")
+    cols += ["A bid", "A made", "B bid", "B made", "A tricks", "B tricks", "A runs", "B runs"]
+    rows = []
+    for p in result.pairs:
+        row = [p.agent_a, p.agent_b, _f(p.mean_diff), f"[{_f(p.ci95[0])}, {_f(p.ci95[1])}]", _pct(p.win_rate),
+               _pct(p.tie_rate), f"{_pct(p.score_share)} [{_pct(p.score_share_ci95[0])}, {_pct(p.score_share_ci95[1])}]"]
+        if cfg["episode"] == "game":
+            row.append(_pct(p.game_win_rate))
+        row += [_pct(p.a["bid_rate"]), _pct(p.a["make_rate"]), _pct(p.b["bid_rate"]), _pct(p.b["make_rate"]),
+                _f(p.a["tricks_per_round"]), _f(p.b["tricks_per_round"]), _f(p.a["run_bonus_per_round"]),
+                _f(p.b["run_bonus_per_round"])]
+        rows.append(row)
+    lines += _markdown(cols, rows)
+    if result.ratings:
+        lines += ["", "Bradley-Terry ratings (Elo scale, fitted to all pairs' deal wins):", ""]
+        lines += _markdown(["agent", "rating", "± s.e."], [[r.agent, f"{r.elo:.0f}", f"{r.se:.0f}"] for r in result.ratings])
+    lines += ["", f"bid = share of rounds the side declared; made = share of its contracts made; tricks and runs = "
+              f"per round. Time {result.seconds:.1f} s, {cfg['workers']} worker(s)."]
+    return "\n".join(lines)
+
+
+def _pct(x: float | None) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{100 * x:.1f}%"
+
+
+def _rules_text(rules: dict[str, Any]) -> str:
+    default = RulesConfig().to_dict()
+    changed = {k: v for k, v in rules.items() if default.get(k) != v}
+    return "default" if not changed else ", ".join(f"{k}={v}" for k, v in changed.items())
+
+
+def _markdown(cols: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(cols)]
+    out = ["| " + " | ".join(c.ljust(w) for c, w in zip(cols, widths)) + " |",
+           "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    out += ["| " + " | ".join(v.ljust(w) for v, w in zip(r, widths)) + " |" for r in rows]
+    return out
+
+
+CSV_FIELDS = ["agent_a", "agent_b", "deals", "mean_diff", "ci95_low", "ci95_high", "sd", "win_rate", "tie_rate",
+              "loss_rate", "score_share", "score_share_ci95_low", "score_share_ci95_high", "game_win_rate",
+              "throw_ins_per_deal", "truncated_tables"]
+SIDE_FIELDS = ["bid_rate", "make_rate", "mean_contract", "tricks_per_round", "run_bonus_per_round", "score_per_round"]
+
+
+def write_outputs(result: EvaluationResult, out_dir: str | os.PathLike) -> dict[str, Path]:
+    """Write ``results.json`` (every figure and per-deal difference), ``results.csv`` (a row per
+    pair), ``ratings.csv`` and ``table.md`` (the readable table) into ``out_dir``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out / "results.json", "csv": out / "results.csv", "ratings": out / "ratings.csv",
+             "table": out / "table.md"}
+    paths["json"].write_text(json.dumps(_jsonable(result.to_dict()), indent=1) + "\n")
+    with paths["csv"].open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(CSV_FIELDS + [f"a_{f}" for f in SIDE_FIELDS] + [f"b_{f}" for f in SIDE_FIELDS])
+        for p in result.pairs:
+            base = [p.agent_a, p.agent_b, p.deals, p.mean_diff, p.ci95[0], p.ci95[1], p.sd, p.win_rate, p.tie_rate,
+                    p.loss_rate, p.score_share, p.score_share_ci95[0], p.score_share_ci95[1],
+                    "" if p.game_win_rate is None else p.game_win_rate, p.throw_ins_per_deal, p.truncated_tables]
+            writer.writerow(base + [p.a[f] for f in SIDE_FIELDS] + [p.b[f] for f in SIDE_FIELDS])
+    with paths["ratings"].open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["agent", "elo", "se"])
+        for r in result.ratings:
+            writer.writerow([r.agent, r.elo, r.se])
+    paths["table"].write_text(result.table() + "\n")
+    return paths
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, float):
+        return None if math.isnan(x) or math.isinf(x) else x
+    if isinstance(x, dict):
+        return {k: _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    return x
+
+
+__all__ = ["Deal", "EvaluationResult", "PairResult", "Rating", "SideStats", "agent_seed", "bradley_terry",
+           "evaluate", "format_table", "legal_mask", "make_deal", "play_round", "play_table", "run_chunk",
+           "summarise_pair", "t_interval", "write_outputs"]

@@ -1,0 +1,87 @@
+"""Duplicate head-to-head evaluation of Pass Cut Run agents (command line).
+
+Every pair of agents plays the same deals twice with the teams swapped, so the
+luck of the cards cancels; see :mod:`agents.evaluation` for the method.
+
+    python evaluate.py --agents heuristic random --deals 2000 --seed 0 --workers 2
+    python evaluate.py --agents ppo:runs/default/checkpoints/best.pt heuristic random --out runs/default/eval
+    python evaluate.py --agents heuristic random --players 6 --episode game --deals 200
+
+Agent specs: ``random``, ``heuristic``, ``ppo:PATH`` (``ppo:pretrained``).
+A single agent plays a copy of itself; repeat a spec to rate two copies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from agents.base import list_agents, parse_spec
+
+
+def _bool(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("true", "yes", "1", "on"):
+        return True
+    if value in ("false", "no", "0", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"{text!r} is not a boolean: allowed true or false")
+
+
+def _spec(text: str) -> str:
+    try:
+        parse_spec(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text
+
+
+def build_parser() -> argparse.ArgumentParser:
+    specs = ", ".join(list_agents())
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=f"agent specs: {specs}")
+    parser.add_argument("--agents", nargs="+", type=_spec, required=True, metavar="SPEC", help=f"agents to compare ({specs})")
+    parser.add_argument("--deals", type=int, default=1000, help="duplicate deals per pair (each is played twice; default 1000)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the deal suite and of the agents (default 0)")
+    parser.add_argument("--episode", choices=("round", "game"), default="round",
+                        help="a deal is one round (default) or a whole game to --target-score")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes (results do not depend on it)")
+    parser.add_argument("--out", metavar="DIR", help="write results.json, results.csv, ratings.csv and table.md here")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    rules = parser.add_argument_group("rules (RULES.md; defaults are the rules of record)")
+    rules.add_argument("--players", type=int, choices=(4, 6), default=4, help="table size (R9.3 six players)")
+    rules.add_argument("--passing", type=_bool, default=True, metavar="BOOL", help="play the passing phase (R3.4)")
+    rules.add_argument("--double-run-bonus", action="store_true", help="double every run bonus (R7.3)")
+    rules.add_argument("--bidding", choices=("single", "auction"), default="single", help="bidding style (R4.3)")
+    rules.add_argument("--min-bid", type=int, default=None, help="lowest bid (R4.2; default a majority of the tricks)")
+    rules.add_argument("--target-score", type=int, default=100, help="score that ends a game (R8.4)")
+    rules.add_argument("--max-rounds", type=int, default=200, help="rounds after which a game is truncated (R8.4)")
+    rules.add_argument("--max-redeals", type=int, default=10, help="consecutive throw-ins before truncation (R4.4)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")  # parallelism comes from processes
+    from pcr_env.config import RulesConfig
+    from agents.evaluation import evaluate, write_outputs
+
+    try:
+        rules = RulesConfig(players=args.players, passing=args.passing, double_run_bonus=args.double_run_bonus,
+                            bidding=args.bidding, min_bid=args.min_bid, target_score=args.target_score,
+                            max_rounds=args.max_rounds, max_redeals=args.max_redeals)
+        result = evaluate(args.agents, deals=args.deals, seed=args.seed, episode=args.episode, workers=args.workers,
+                          progress=not args.no_progress, rules=rules)
+    except ValueError as err:
+        print(f"evaluate.py: error: {err}", file=sys.stderr)
+        return 2
+    print(result.table())
+    if args.out:
+        paths = write_outputs(result, args.out)
+        print("\nwrote " + ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

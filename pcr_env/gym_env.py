@@ -1,0 +1,351 @@
+"""Single-agent Gymnasium view of Pass Cut Run: one learner, the other seats played by given agents.
+
+The learner controls one seat (``seat=``) or, with ``team=True``, every seat of
+that seat's team (R1.2: partners share a team, so one policy plays both chairs,
+always from the chair to act). Every other seat is played inside :meth:`step`
+by an agent given as a spec string for :func:`agents.make_agent` (``"random"``,
+``"heuristic"``, ``"ppo:PATH"``, ``"ppo:pretrained"``) or as any object with
+``act(obs_dict) -> int``. Specs are resolved on the first :meth:`reset`, so
+importing :mod:`pcr_env` never imports :mod:`agents`.
+
+Credit: one :meth:`step` returns everything the learner's seat (its team, with
+``team=True``) earned from its own action up to its next decision or the end of
+the episode. Rounds end on other seats' cards too, and the reward of such a
+round lands on the learner's next step rather than being lost (the bug that
+stopped PettingZoo's SB3 tutorial learning, PettingZoo#1147).
+
+Spaces: the observation is the flat ego-centric vector of
+:mod:`pcr_env.observation` (``Box``, float32; decode it with
+:func:`pcr_env.decode_observation`) and the action space is ``Discrete(70)``.
+:meth:`action_masks` returns the int8 legal-action mask (sb3-contrib's
+convention); it is also ``info["action_mask"]``. Once the episode has ended
+every action is marked allowed, because an all-zero mask makes masked softmaxes
+divide by zero (Pgx's convention), although none is legal then.
+
+An illegal learner action (e.g. an unmasked ``action_space.sample()``) ends the
+episode with ``illegal_reward`` and ``info["illegal_action"] = True``, like
+PettingZoo's ``TerminateIllegalWrapper``.
+
+>>> import gymnasium, pcr_env
+>>> env = gymnasium.make("PassCutRun-v0", others=["random"] * 3, rules={"first_dealer": 0}, episode="round")
+>>> obs, info = env.reset(seed=0)
+>>> obs.shape, info["seat"], int(env.unwrapped.action_masks().sum())  # seat 0 picks 3 cards to pass
+((797,), 0, 13)
+>>> while True:
+...     legal = env.unwrapped.action_masks().nonzero()[0]
+...     obs, reward, terminated, truncated, info = env.step(int(legal[0]))
+...     if terminated or truncated:
+...         break
+>>> reward == info["round_result"]["scores"][0] - info["round_result"]["scores"][1]  # R8: team 0's margin
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, SupportsFloat, SupportsInt, runtime_checkable
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from . import engine as E
+from .actions import NUM_ACTIONS, describe_action
+from .config import RulesConfig
+from .pass_cut_run_v0 import EPISODES, REWARDS, raw_env
+
+ENV_ID = "PassCutRun-v0"
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """What plays a seat: returns a legal action id for the observation dict of its seat."""
+
+    def act(self, obs: dict[str, np.ndarray]) -> SupportsInt: ...
+
+
+AgentLike = str | Agent
+"""An agent spec for :func:`agents.make_agent` (``"random"``, ``"heuristic"``, ``"ppo:PATH"``) or an agent."""
+
+
+class PassCutRunEnv(gymnasium.Env):
+    """One seat (or one team) of Pass Cut Run as a ``gymnasium.Env``; see the module docstring.
+
+    Args:
+        seat: the learner's seat, ``0 .. players-1``.
+        others: who plays the other seats. One spec or agent for all of them,
+            a sequence with one entry per other seat in increasing seat order,
+            or a mapping ``{seat: spec}`` naming each other seat exactly.
+        team: the learner also plays its partners (every seat ``s`` with
+            ``s % 2 == seat % 2``); rewards are the team's, counted once.
+        rules: a :class:`~pcr_env.RulesConfig` or a mapping of its fields;
+            single rule fields may also be given as keyword arguments.
+        episode: ``"game"`` (to the target score, R8.4) or ``"round"``.
+        reward: ``"score_diff"`` or ``"win"``, as in :mod:`pcr_env.pass_cut_run_v0`.
+        illegal_reward: reward of an illegal learner action, which ends the
+            episode; ``None`` means ``-1`` for ``reward="win"`` and
+            ``-target_score`` for ``"score_diff"`` (worse than losing any round).
+        render_mode: ``"ansi"`` (:meth:`render` returns the learner's view as
+            text), ``"human"`` (prints it) or ``None``.
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+
+    def __init__(
+        self,
+        seat: int = 0,
+        others: AgentLike | Sequence[AgentLike] | Mapping[int, AgentLike] = "random",
+        *,
+        team: bool = False,
+        rules: RulesConfig | Mapping[str, Any] | None = None,
+        episode: str = "game",
+        reward: str = "score_diff",
+        illegal_reward: float | None = None,
+        render_mode: str | None = None,
+        **rule_fields: Any,
+    ):
+        self.rules = _rules_config(rules, rule_fields)
+        n = self.rules.players
+        if not (isinstance(seat, (int, np.integer)) and not isinstance(seat, bool) and 0 <= seat < n):
+            raise ValueError(f"seat {seat!r} is not allowed: allowed a seat 0..{n - 1}")
+        if not isinstance(team, bool):
+            raise ValueError(f"team {team!r} is not allowed: allowed True or False")
+        if episode not in EPISODES:
+            raise ValueError(f"episode {episode!r} is not allowed: allowed {list(EPISODES)}")
+        if reward not in REWARDS:
+            raise ValueError(f"reward {reward!r} is not allowed: allowed {list(REWARDS)}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode {render_mode!r} is not allowed: allowed {self.metadata['render_modes']} or None")
+        self.seat = int(seat)
+        self.team = team
+        self.learner_seats = tuple(s for s in range(n) if s % 2 == seat % 2) if team else (self.seat,)
+        self.other_seats = tuple(s for s in range(n) if s not in self.learner_seats)
+        self.other_specs: dict[int, AgentLike] = _other_specs(others, self.other_seats)
+        self.episode, self.reward_kind, self.render_mode = episode, reward, render_mode
+        if illegal_reward is None:
+            illegal_reward = -1.0 if reward == "win" else -float(self.rules.target_score)
+        self.illegal_reward = float(illegal_reward)
+
+        self._aec = raw_env(episode=episode, reward=reward, **self.rules.to_dict())
+        # Every learner seat earns the same (team) reward: count one of them, once.
+        self._reward_agent = self._aec.possible_agents[self.seat]
+        self.observation_space = self._aec.observation_space(self._reward_agent)["observation"]
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self._agents: dict[int, Agent] | None = None
+        self._acting = self.seat  # learner seat to act now (the view rendered / observed)
+        self._done = True
+        self._round_result = self._seen_result = None
+        self._all_allowed = np.ones(NUM_ACTIONS, np.int8)
+
+    # ------------------------------------------------------------------ API
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        """Deal a new game (``options`` as in the AEC env: ``dealer``, ``round``, ``hands``, ``kitty``).
+
+        A seed also re-seeds the other seats' agents (``agent.reset(seed)``), so
+        ``reset(seed=s)`` then the same learner actions replay the same episode.
+        """
+        super().reset(seed=seed)
+        if seed is not None or self._agents is None:
+            self._seed_agents()
+        # One generator for the whole env: the deals come from self.np_random.
+        self._aec.np_random = self.np_random
+        self._aec.reset(options=options)
+        self._done = False
+        self._round_result = self._seen_result = None
+        earned = self._play_others()
+        assert earned == 0.0, "nothing is scored before the learner's first decision"
+        return self._observation(), self._info()
+
+    def step(self, action: SupportsInt) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict]:
+        """Play the learner's ``action``, then the other seats up to the learner's next decision."""
+        if self._done:
+            raise RuntimeError("the episode is over: call reset() before step()")
+        game = self._aec.game
+        self._round_result = None
+        if not _is_action(action) or not E.is_legal(game, int(action)):
+            self._done = True
+            info = self._info()
+            info["illegal_action"] = True
+            info["illegal_action_detail"] = (
+                f"{action!r} ({_describe(action)}) is not legal for seat {game.current} in phase {game.phase.name}"
+            )
+            return self._observation(), self.illegal_reward, True, False, info
+        self._aec.step(int(action))
+        earned = float(self._aec.rewards[self._reward_agent])
+        self._take_round_result()
+        earned += self._play_others()
+        terminated, truncated = self._episode_over()
+        return self._observation(), earned, terminated, truncated, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions of the learner's seat to act (int8, 70); all ones once the episode has ended."""
+        if self._done:
+            return self._all_allowed.copy()
+        return self._aec.observe(self._aec.agent_selection)["action_mask"]
+
+    def render(self) -> str | None:
+        """The learner's view of the table (no hidden cards), as text."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        from .play import format_table  # the terminal player's renderer; imported late to keep imports light
+
+        obs = self._aec.observe(self._aec.possible_agents[self._acting])
+        text = format_table(obs, self._acting)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        self._aec.close()
+
+    # -------------------------------------------------------------- helpers
+    @property
+    def game(self) -> E.GameState | None:
+        """The engine state (hidden cards included): for tests and debugging, never for agents."""
+        return self._aec.game
+
+    @property
+    def other_agents(self) -> dict[int, Agent]:
+        """The agents playing the other seats (resolved on the first reset)."""
+        if self._agents is None:
+            self._seed_agents()
+        return self._agents
+
+    def _seed_agents(self) -> None:
+        """Build the other seats' agents once, then (re-)seed them from ``self.np_random``.
+
+        Agents follow the :mod:`agents` convention ``reset(seed)``; objects
+        without it are used as they are (their randomness is then their own).
+        """
+        seeds = [int(x) for x in self.np_random.integers(0, 2**31 - 1, size=len(self.other_seats))]
+        if self._agents is None:
+            self._agents = {s: _resolve(self.other_specs[s], seed, self.rules) for s, seed in zip(self.other_seats, seeds)}
+        for s, seed in zip(self.other_seats, seeds):
+            reseed = getattr(self._agents[s], "reset", None)
+            if callable(reseed):
+                reseed(seed)
+
+    def _play_others(self) -> float:
+        """Let the other seats act until a learner seat must decide or the episode ends.
+
+        Returns the learner's reward earned meanwhile (rounds can end on another seat's card).
+        """
+        aec, earned = self._aec, 0.0
+        while True:
+            if all(aec.terminations.values()) or all(aec.truncations.values()):
+                self._done = True
+                return earned
+            seat = aec.game.current
+            if seat in self.learner_seats:
+                self._acting = seat
+                return earned
+            agent_name = aec.agent_selection
+            obs = aec.observe(agent_name)
+            action = self._agents[seat].act(obs)
+            if not _is_action(action) or not obs["action_mask"][int(action)]:
+                raise ValueError(
+                    f"agent {self.other_specs[seat]!r} at seat {seat} chose {action!r} ({_describe(action)}), "
+                    f"not a legal action in phase {aec.game.phase.name}: legal {np.flatnonzero(obs['action_mask']).tolist()}"
+                )
+            aec.step(int(action))
+            earned += float(aec.rewards[self._reward_agent])
+            self._take_round_result()
+
+    def _take_round_result(self) -> None:
+        """Remember a round result the last AEC step produced (infos keep it until the next round ends)."""
+        result = self._aec.infos[self._reward_agent].get("round_result")
+        if result is not None and result is not self._seen_result:
+            self._seen_result = self._round_result = result
+
+    def _episode_over(self) -> tuple[bool, bool]:
+        aec = self._aec
+        if not self._done:
+            return False, False
+        truncated = all(aec.truncations.values())
+        return not truncated, truncated
+
+    def _observation(self) -> np.ndarray:
+        return self._aec.observe(self._aec.possible_agents[self._acting])["observation"]
+
+    def _info(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"seat": self._acting, "action_mask": self.action_masks()}
+        if self._round_result is not None:
+            info["round_result"] = self._round_result
+        if self._done:
+            game = self._aec.game
+            info["final_scores"] = list(game.scores)
+        return info
+
+
+def _rules_config(rules: RulesConfig | Mapping[str, Any] | None, fields: dict[str, Any]) -> RulesConfig:
+    if rules is None:
+        return RulesConfig.from_kwargs(fields)
+    if isinstance(rules, RulesConfig):
+        base = rules.to_dict()
+    elif isinstance(rules, Mapping):
+        base = dict(rules)
+    else:
+        raise ValueError(f"rules must be a RulesConfig or a mapping of its fields, not {type(rules).__name__}")
+    both = sorted(set(base) & set(fields))
+    if both:
+        raise ValueError(f"rules field(s) {both} given both in rules= and as keyword arguments: give each once")
+    return RulesConfig.from_kwargs({**base, **fields})
+
+
+def _other_specs(others: Any, seats: tuple[int, ...]) -> dict[int, AgentLike]:
+    if isinstance(others, (str, Agent)):
+        specs = {s: others for s in seats}
+    elif isinstance(others, Mapping):
+        if set(others) != set(seats):
+            raise ValueError(f"others {dict(others)!r} must name exactly the other seats {list(seats)}")
+        specs = {int(s): others[s] for s in seats}
+    elif isinstance(others, Sequence):
+        if len(others) != len(seats):
+            raise ValueError(
+                f"others has {len(others)} entries: expected one per other seat {list(seats)} (or a single spec for all)"
+            )
+        specs = dict(zip(seats, others))
+    else:
+        raise ValueError(f"others {others!r} is not allowed: allowed an agent spec, an agent, a list or a {{seat: spec}} dict")
+    for s, spec in specs.items():
+        if not isinstance(spec, (str, Agent)):
+            raise ValueError(
+                f"others[{s}] = {spec!r} is not allowed: allowed an agent spec string "
+                f"('random', 'heuristic', 'ppo:PATH', 'ppo:pretrained') or an object with act(obs) -> int"
+            )
+    return specs
+
+
+def _resolve(spec: AgentLike, seed: int | None, rules: RulesConfig) -> Agent:
+    """An agent: a spec string is built by :func:`agents.make_agent` for these rules; an object is used as given."""
+    if isinstance(spec, str):
+        from agents import make_agent  # late: pcr_env must import without agents (no import cycle)
+
+        return make_agent(spec, seed=seed, rules=rules)
+    return spec
+
+
+def _is_action(action: Any) -> bool:
+    if isinstance(action, np.ndarray) and action.shape == ():
+        action = action.item()
+    return isinstance(action, (int, np.integer)) and not isinstance(action, bool) and 0 <= action < NUM_ACTIONS
+
+
+def _describe(action: Any) -> str:
+    try:
+        return describe_action(int(action))
+    except (TypeError, ValueError):
+        return "not an action"
+
+
+def register() -> None:
+    """Register :data:`ENV_ID` with Gymnasium (done on ``import pcr_env``; idempotent)."""
+    if ENV_ID not in gymnasium.registry:
+        gymnasium.register(id=ENV_ID, entry_point="pcr_env.gym_env:PassCutRunEnv")
+
+
+register()
+
+__all__ = ["ENV_ID", "Agent", "AgentLike", "PassCutRunEnv", "register"]

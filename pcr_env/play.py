@@ -1,0 +1,429 @@
+"""Play Pass Cut Run in a terminal against any agents.
+
+    python -m pcr_env.play --seat 0 --agents heuristic          # three heuristic players
+    python -m pcr_env.play --agents random heuristic ppo:pretrained --episode round --seed 7
+    python -m pcr_env.play --players 6 --no-passing --agents heuristic
+
+You see exactly what your seat may see (RULES.md, "What no player sees"): the
+table is drawn from your observation through :func:`pcr_env.decode_observation`,
+never from the engine's hidden state. Other players' passes and the declarer's
+discards are announced without the cards. Type a card (``10H``, ``qs``, ``TD``),
+a bid (``8``, ``bid 8``, ``pass``) or a trump suit (``S``, ``spades``); ``help``
+lists what is legal now and ``quit`` leaves. Anything illegal is refused with a
+hint (e.g. "you must follow H").
+
+The same loop is importable: :func:`play_game` takes ``input_fn``/``output_fn``
+so a script (or a test) can drive it.
+
+>>> from pcr_env.play import parse_move
+>>> import numpy as np
+>>> mask = np.zeros(70, np.int8); mask[[52 + 7, 65]] = 1  # bid 8 or no bid
+>>> parse_move("bid 8", mask), parse_move("pass", mask)
+(59, 65)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .actions import BID_BASE, MAX_BID, NUM_ACTIONS, PASS_BID, TRUMP_BASE, bid_action, describe_action
+from .cards import NUM_CARDS, RANKS, SUITS, card_str, parse_card, suit_of
+from .config import RulesConfig
+from .engine import PassDirection, Phase
+from .observation import ObservationView, decode_observation
+
+SUIT_NAMES = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
+_DIRECTION = {PassDirection.PARTNER: "to your partner", PassDirection.LEFT: "to the left",
+              PassDirection.RIGHT: "to the right", PassDirection.NONE: "no passing"}
+
+
+class IllegalInput(ValueError):
+    """Typed input that is not a legal move now; the message is the hint shown to the player."""
+
+
+class Quit(Exception):
+    """The player asked to leave (or input ended)."""
+
+
+# ----------------------------------------------------------------- names
+def seat_names(seat: int, players: int) -> list[str]:
+    """Names of the absolute seats as ``seat`` sees them: ``You``, ``Left (seat 1)``, ``Partner (seat 2)`` ..."""
+    if players == 4:
+        rel = ["You", "Left", "Partner", "Right"]
+    else:  # R9.3: teammates every other seat
+        rel = ["You", "Left", "Left partner", "Across", "Right partner", "Right"]
+    return [rel[(s - seat) % players] + ("" if s == seat else f" (seat {s})") for s in range(players)]
+
+
+def _direction(direction: PassDirection, players: int) -> str:
+    if direction == PassDirection.PARTNER and players == 6:
+        return "to your left partner"  # R9.3: the teammate two seats to the left
+    return _DIRECTION[direction]
+
+
+def hand_text(cards: Sequence[int]) -> str:
+    """Cards grouped by suit, strongest first: ``S: A K 4   H: 10 7 ...``."""
+    parts = []
+    for s in reversed(range(4)):
+        ranks = [RANKS[c % 13] for c in sorted((c for c in cards if suit_of(c) == s), reverse=True)]
+        parts.append(f"{SUITS[s]}: {' '.join(ranks) if ranks else '-'}")
+    return "   ".join(parts)
+
+
+def _cards(cards: Sequence[int]) -> str:
+    return " ".join(card_str(c) for c in cards) if cards else "-"
+
+
+# --------------------------------------------------------------- the table
+def format_table(obs: Mapping[str, np.ndarray] | np.ndarray, seat: int) -> str:
+    """The table as ``seat`` sees it (its observation only), as readable text.
+
+    ``obs`` is the env's observation dict (with ``action_mask``: legal moves are
+    listed) or the bare observation vector.
+    """
+    view = decode_observation(obs)
+    n = view.players
+    names = seat_names(seat, n)
+    rel = [names[(seat + k) % n] for k in range(n)]  # relative seat k -> name
+    us, them = view.scores
+    lines = [
+        f"Phase {view.phase.name.lower()}  ·  dealer {rel[view.dealer]}  ·  passing {_direction(view.pass_direction, n)}  "
+        f"·  score us {us}, them {them} (target {view.target})"
+        + (f"  ·  redeal {view.redeals}" if view.redeals else "")
+    ]
+    bids = []
+    for k in range(n):
+        b = view.bids[k]
+        bids.append(f"{rel[k]} {'-' if b is None else 'pass' if b == 0 else b}")
+    lines.append("Bids: " + "  ·  ".join(bids))
+    if view.contract is not None and view.phase not in (Phase.PASS, Phase.BID):
+        trump = "?" if view.trump is None else f"{SUITS[view.trump]} ({SUIT_NAMES[SUITS[view.trump]]})"
+        side = "us" if view.declarer % 2 == 0 else "them"
+        run_team, run_len = view.run
+        run = "-" if run_team is None else f"{'us' if run_team == 0 else 'them'} x{run_len}"
+        lines.append(
+            f"Contract {view.contract} by {rel[view.declarer]} ({side}), trump {trump}  ·  "
+            f"tricks us {view.team_tricks[0]}, them {view.team_tricks[1]}  ·  run {run}"
+        )
+    elif view.contract is not None:
+        lines.append(f"Highest bid {view.contract} by {rel[view.declarer]}")
+    if view.phase == Phase.PLAY:
+        on = [(k, view.trick[k]) for k in range(n) if view.trick[k] is not None]
+        if on:
+            leader = view.trick_leader
+            order = sorted(on, key=lambda kc: (kc[0] - leader) % n)
+            led = SUITS[view.led_suit] if view.led_suit is not None else "?"
+            lines.append("Trick: " + "  ".join(f"{rel[k]} {card_str(c)}" for k, c in order) + f"   (led {led})")
+        else:
+            lines.append(f"Trick {len(view.trick_winners) + 1}: nothing played yet")
+    if view.passed:
+        lines.append(f"Your pass: {_cards(view.passed)}" + (f"   received: {_cards(view.received)}" if view.received else ""))
+    if view.discarded:
+        lines.append(f"You discarded: {_cards(view.discarded)}")
+    lines.append(f"Your hand ({len(view.hand)}): {hand_text(view.hand)}")
+    legal = _legal(obs)
+    if legal:
+        lines.append("Legal: " + " ".join(_move_word(a) for a in legal))
+    return "\n".join(lines)
+
+
+def _legal(obs: Any) -> list[int]:
+    if not isinstance(obs, Mapping) or "action_mask" not in obs:
+        return []
+    return [int(a) for a in np.flatnonzero(obs["action_mask"])]
+
+
+def _move_word(action: int) -> str:
+    """What to type for ``action``."""
+    if action < NUM_CARDS:
+        return card_str(action)
+    if action == PASS_BID:
+        return "pass"
+    if action < PASS_BID:
+        return str(action - BID_BASE + 1)
+    return SUITS[action - TRUMP_BASE]
+
+
+# ----------------------------------------------------------------- input
+def parse_move(text: str, mask: np.ndarray, view: ObservationView | None = None) -> int:
+    """The action id typed as ``text``; raises :class:`IllegalInput` with a hint if it is not legal now."""
+    mask = np.asarray(mask)
+    legal = [int(a) for a in np.flatnonzero(mask)]
+    if not legal:
+        raise IllegalInput("it is not your turn")
+    words = text.strip().lower().replace(",", " ").split()
+    if not words:
+        raise IllegalInput(f"type a move: {_legal_hint(legal)}")
+    if legal[0] < NUM_CARDS:
+        return _parse_card_move(words, mask, legal, view)
+    if legal[0] >= TRUMP_BASE:
+        return _parse_trump(words)
+    return _parse_bid(words, legal)
+
+
+def _legal_hint(legal: list[int]) -> str:
+    return "legal now: " + " ".join(_move_word(a) for a in legal)
+
+
+def _parse_card_move(words: list[str], mask: np.ndarray, legal: list[int], view: ObservationView | None) -> int:
+    verb = {Phase.PASS: "pick a card to pass", Phase.DISCARD: "discard a card"}.get(
+        view.phase if view is not None else Phase.PLAY, "play a card")
+    if words[0] in ("play", "pass", "discard") and len(words) == 2:
+        words = words[1:]
+    if len(words) != 1 or words[0] in ("bid", "b", "trump") or words[0].isdigit():
+        raise IllegalInput(f"now you {verb}: type one card, e.g. {card_str(legal[0])} ({_legal_hint(legal)})")
+    token = words[0]
+    try:
+        card = parse_card(token)
+    except ValueError:
+        raise IllegalInput(
+            f"{token!r} is not a card: type rank then suit, e.g. 10H, QS or TD ({_legal_hint(legal)})"
+        ) from None
+    if mask[card]:
+        return card
+    if view is not None and card not in view.hand:
+        raise IllegalInput(f"you do not hold {card_str(card)}: your hand is {hand_text(view.hand)}")
+    if view is not None and view.phase == Phase.PLAY and view.led_suit is not None:
+        led = SUITS[view.led_suit]
+        raise IllegalInput(f"you must follow {led} ({SUIT_NAMES[led]}): you can play {_cards(legal)} (R6.2)")
+    raise IllegalInput(f"{card_str(card)} is not legal now: {_legal_hint(legal)}")
+
+
+def _parse_bid(words: list[str], legal: list[int]) -> int:
+    bids = [a - BID_BASE + 1 for a in legal if a != PASS_BID]
+    allowed = f"bid {bids[0]}-{bids[-1]} or pass" if bids else "only pass is left"
+    if words[0] in ("pass", "p", "no", "nobid", "n") or words == ["no", "bid"]:
+        return PASS_BID
+    token = words[-1] if words[0] in ("bid", "b") and len(words) == 2 else words[0]
+    if token.startswith("b") and token[1:].isdigit():
+        token = token[1:]
+    if not token.isdigit() or len(words) > 2:
+        raise IllegalInput(f"{' '.join(words)!r} is not a bid: {allowed} (e.g. '{bids[0] if bids else 'pass'}')")
+    k = int(token)
+    if not 1 <= k <= MAX_BID or bid_action(k) not in legal:
+        if bids and k < bids[0]:
+            raise IllegalInput(f"a bid must be at least {bids[0]} (R4.2: above the highest bid and at least the minimum): {allowed}")
+        raise IllegalInput(f"bid {k} is not allowed: {allowed}")
+    return bid_action(k)
+
+
+def _parse_trump(words: list[str]) -> int:
+    token = words[-1] if words[0] == "trump" and len(words) == 2 else words[0]
+    for letter, name in SUIT_NAMES.items():
+        if token in (letter.lower(), name, name[:-1]) and len(words) <= 2:
+            return TRUMP_BASE + SUITS.index(letter)
+    raise IllegalInput(f"{' '.join(words)!r} is not a suit: name trump with C, D, H or S (or clubs, diamonds, hearts, spades)")
+
+
+HELP = """Commands: a card (10H, qs, TD), a bid (8, 'bid 8', 'pass'), a trump suit (S, spades);
+'help' shows this and what is legal; 'table' redraws the table; 'quit' leaves."""
+
+
+# ----------------------------------------------------------------- the game
+def play_game(
+    seat: int = 0,
+    agents: Sequence[str | Any] | Mapping[int, str | Any] | str = "heuristic",
+    *,
+    rules: RulesConfig | Mapping[str, Any] | None = None,
+    episode: str = "game",
+    seed: int | None = None,
+    input_fn: Callable[[str], str] = input,
+    output_fn: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """Play one episode with a person at ``seat``; the other seats are ``agents``.
+
+    ``agents`` is one spec/agent for every other seat, one per other seat in
+    seat order, or ``{seat: spec}``. Returns ``{"scores": [us, them],
+    "rounds": [...round results...], "quit": bool, "truncated": bool}``.
+    """
+    from .gym_env import _other_specs, _resolve, _rules_config
+    from .pass_cut_run_v0 import raw_env
+
+    config = _rules_config(rules, {})
+    n = config.players
+    if not (isinstance(seat, int) and 0 <= seat < n):
+        raise ValueError(f"seat {seat!r} is not allowed: allowed a seat 0..{n - 1}")
+    others = tuple(s for s in range(n) if s != seat)
+    specs = _other_specs(agents, others)
+    env = raw_env(episode=episode, reward="score_diff", **config.to_dict())
+    env.reset(seed=seed)
+    # Each seat's agent gets its own seed from the game's seed: the same --seed replays the same opponents.
+    seeds = np.random.SeedSequence(seed).generate_state(n) if seed is not None else [None] * n
+    players = {}
+    for s in others:
+        players[s] = _resolve(specs[s], None if seeds[s] is None else int(seeds[s]), config)
+        if seeds[s] is not None and callable(getattr(players[s], "reset", None)):
+            players[s].reset(int(seeds[s]))
+    names = seat_names(seat, n)
+    me = env.possible_agents[seat]
+    out = output_fn
+    out(f"Pass Cut Run: you are seat {seat} (team {seat % 2}); partners: seats {[s for s in range(n) if s % 2 == seat % 2 and s != seat]}.")
+    out("  ".join(f"{names[s]}: {specs[s] if isinstance(specs[s], str) else type(specs[s]).__name__}" for s in others))
+    out(HELP)
+    rounds: list[dict] = []
+    last_result = None
+    shown_received = False
+    tricks_seen = 0
+    view_redeals = 0
+    secret_picks = 0
+    while not (all(env.terminations.values()) or all(env.truncations.values())):
+        game = env.game
+        current, phase = game.current, game.phase
+        agent = env.possible_agents[current]
+        obs = env.observe(agent)
+        if current == seat:
+            view = decode_observation(obs)
+            if phase == Phase.BID and view.received and not shown_received:
+                out(f"You received: {_cards(view.received)}")
+                shown_received = True
+            out("")
+            out(format_table(obs, seat))
+            try:
+                action = _ask(obs, view, input_fn, out, seat)
+            except Quit:
+                out("You left the game.")
+                return {"scores": _us_them(env.game.scores, seat), "rounds": rounds, "quit": True, "truncated": False}
+        else:
+            action = int(players[current].act(obs))
+            if not (0 <= action < NUM_ACTIONS) or not obs["action_mask"][action]:
+                raise ValueError(f"agent at seat {current} chose illegal action {action} ({describe_action(action)})")
+        hidden_pick = current != seat and phase in (Phase.PASS, Phase.DISCARD)
+        if not hidden_pick:
+            out(_announce(names[current], current == seat, phase, action))
+        env.step(action)
+        if hidden_pick:
+            # Another seat's picks are secret (R3.1, R9.3): say how many once it has finished.
+            secret_picks += 1
+            if env.game is None or env.game.current != current or env.game.phase != phase:
+                verb = "passes" if phase == Phase.PASS else "discards"
+                out(f"{names[current]} {verb} {secret_picks} cards face down.")
+                secret_picks = 0
+        # Trick results and the round summary come from public information only.
+        mine = decode_observation(env.observe(me))
+        result = env.infos[me].get("round_result")
+        if result is not None and result is not last_result:
+            last_result = result
+            winner = result["trick_winners"][-1]
+            out(f"{names[winner]} won the last trick.")
+            out(_round_summary(result, seat, names))
+            rounds.append(result)
+            tricks_seen = 0
+            shown_received = False
+        elif phase == Phase.PLAY and mine.phase == Phase.PLAY and len(mine.trick_winners) > tricks_seen:
+            tricks_seen = len(mine.trick_winners)
+            winner = (seat + mine.trick_winners[-1]) % n
+            out(f"{names[winner]} won trick {tricks_seen}  ·  tricks us {mine.team_tricks[0]}, them {mine.team_tricks[1]}")
+        if phase == Phase.BID and env.game.phase in (Phase.PASS, Phase.BID) and mine.redeals > view_redeals:
+            out(f"Everybody passed: the cards are thrown in and dealt again (R4.4, redeal {mine.redeals}).")
+            shown_received = False
+        view_redeals = mine.redeals
+    final = env.game
+    us, them = _us_them(final.scores, seat)
+    truncated = all(env.truncations.values())
+    if truncated:
+        out(f"Game stopped (truncated, R4.4/R8.4): us {us}, them {them}.")
+    elif episode == "game":
+        out(f"Game over: {'you win' if final.winner == seat % 2 else 'you lose'} {us}-{them}.")
+    else:
+        out(f"Round over: us {us}, them {them}.")
+    return {"scores": [us, them], "rounds": rounds, "quit": False, "truncated": truncated}
+
+
+def _ask(obs: Mapping[str, np.ndarray], view: ObservationView, input_fn: Callable[[str], str], out, seat: int) -> int:
+    prompt = {
+        Phase.PASS: f"Pick a card to pass ({3 - len(view.passed)} left): ",
+        Phase.BID: "Your bid (a number or 'pass'): ",
+        Phase.TRUMP: "Name trump (C, D, H, S): ",
+        Phase.DISCARD: "Discard a card: ",
+        Phase.PLAY: "Play a card: ",
+    }[view.phase]
+    while True:
+        try:
+            text = input_fn(prompt)
+        except EOFError:
+            raise Quit from None
+        word = text.strip().lower()
+        if word in ("q", "quit", "exit"):
+            raise Quit
+        if word in ("h", "help", "?"):
+            out(HELP)
+            out(_legal_hint(_legal(obs)))
+            continue
+        if word in ("t", "table"):
+            out(format_table(obs, seat))
+            continue
+        try:
+            return parse_move(text, obs["action_mask"], view)
+        except IllegalInput as err:
+            out(f"Not allowed: {err}")
+
+
+def _announce(name: str, is_me: bool, phase: Phase, action: int) -> str:
+    who = "You" if is_me else name
+    if phase == Phase.PASS:
+        return f"You pick {card_str(action)} to pass." if is_me else f"{who} picks a card to pass."
+    if phase == Phase.DISCARD:
+        return f"You discard {card_str(action)}." if is_me else f"{who} discards a card."
+    if phase == Phase.BID:
+        return f"{who}: no bid." if action == PASS_BID else f"{who} {'bid' if is_me else 'bids'} {action - BID_BASE + 1}."
+    if phase == Phase.TRUMP:
+        s = SUITS[action - TRUMP_BASE]
+        return f"{who} {'name' if is_me else 'names'} trump {s} ({SUIT_NAMES[s]})."
+    return f"{who} {'play' if is_me else 'plays'} {card_str(action)}."
+
+
+def _us_them(pair: Sequence[int], seat: int) -> tuple[int, int]:
+    return (int(pair[seat % 2]), int(pair[1 - seat % 2]))
+
+
+def _round_summary(result: Mapping[str, Any], seat: int, names: list[str]) -> str:
+    t_us, t_them = _us_them(result["tricks"], seat)
+    b_us, b_them = _us_them(result["run_bonus"], seat)
+    s_us, s_them = _us_them(result["scores"], seat)
+    tot_us, tot_them = _us_them(result["total_scores"], seat)
+    side = "us" if result["declarer"] % 2 == seat % 2 else "them"
+    made = "made" if result["made"] else "failed"
+    return (
+        f"Round {result['round']}: {names[result['declarer']]} ({side}) bid {result['bid']} in {result['trump']} and {made}.\n"
+        f"  tricks us {t_us}, them {t_them}  ·  run bonus us {b_us}, them {b_them}  ·  "
+        f"round score us {s_us}, them {s_them}  ·  total us {tot_us}, them {tot_them}"
+    )
+
+
+# ------------------------------------------------------------------- CLI
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m pcr_env.play", description="Play Pass Cut Run in a terminal against agents.")
+    p.add_argument("--seat", type=int, default=0, help="your seat (0..players-1); partners are seat±2")
+    p.add_argument("--agents", nargs="+", default=["heuristic"], metavar="SPEC",
+                   help="agent specs for the other seats: one for all, or one per other seat in seat order "
+                        "('random', 'heuristic', 'ppo:PATH', 'ppo:pretrained')")
+    p.add_argument("--episode", choices=["game", "round"], default="game", help="a whole game (to the target) or one round")
+    p.add_argument("--seed", type=int, default=None, help="seed of the deal and the agents (reproducible games)")
+    p.add_argument("--players", type=int, default=4, choices=[4, 6])
+    p.add_argument("--no-passing", action="store_true", help="the 'no pass' variant (R3.4)")
+    p.add_argument("--bidding", choices=["single", "auction"], default="single")
+    p.add_argument("--double-run-bonus", action="store_true")
+    p.add_argument("--target-score", type=int, default=100)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    rules = {"players": args.players, "passing": not args.no_passing, "bidding": args.bidding,
+             "double_run_bonus": args.double_run_bonus, "target_score": args.target_score}
+    agents: Any = args.agents[0] if len(args.agents) == 1 else args.agents
+    try:
+        result = play_game(args.seat, agents, rules=rules, episode=args.episode, seed=args.seed)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 1 if result["quit"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
