@@ -7,7 +7,7 @@ luck of the cards cancels; see :mod:`agents.evaluation` for the method.
     python evaluate.py --agents ppo:runs/default/checkpoints/best.pt heuristic random --out runs/default/eval
     python evaluate.py --agents heuristic random --players 6 --episode game --deals 200
 
-Agent specs: ``random``, ``heuristic``, ``ppo:PATH`` (``ppo:pretrained``).
+Agent specs: ``random``, ``greedy``, ``heuristic``, ``ppo:PATH`` (``ppo:pretrained``).
 A single agent plays a copy of itself; repeat a spec to rate two copies.
 """
 

@@ -140,6 +140,10 @@ class PPOConfig:
     """Global gradient-norm clip."""
     target_kl: float | None = None
     """Stop a rollout's update early once the approximate KL exceeds this (null: never)."""
+    skip_forced: bool = True
+    """Play forced moves (a single legal action, about 15% of decisions: last tricks, singletons
+    that must follow suit) without the network and leave them out of the trajectories: they carry
+    no policy gradient, and the seat's next real decision takes over as the bootstrap point."""
 
     def __post_init__(self) -> None:
         require(self.total_decisions >= 1, "total_decisions", self.total_decisions, "an integer >= 1")
@@ -314,6 +318,17 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+def _finite(x: Any) -> Any:
+    """JSON has no NaN or infinity: write them as null."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite(v) for v in x]
+    return x
+
+
 def stream_seed(*keys: int) -> int:
     """A 63-bit seed derived from ``keys`` (independent streams per purpose and worker)."""
     return int(np.random.SeedSequence([int(k) for k in keys]).generate_state(1, np.uint64)[0] >> np.uint64(1))
@@ -407,9 +422,15 @@ def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueN
             learner = np.ones(n_envs, bool)
         else:
             learner = (opp.opponent < 0) | (seats % 2 == opp.learner_team)
-        rows = np.flatnonzero(learner)
+        legal_all = masks.astype(bool)
         actions = np.empty(n_envs, np.int64)
-        legal = masks[rows].astype(bool)
+        # A forced move (one legal action) is no decision: it is played here for every controller
+        # and, for the learner, not stored, so its seat's trajectory runs on to its next real decision.
+        forced = legal_all.sum(1) == 1 if cfg.ppo.skip_forced else np.zeros(n_envs, bool)
+        actions[forced] = legal_all[forced].argmax(1)
+        stored = learner & ~forced
+        rows = np.flatnonzero(stored)
+        legal = legal_all[rows]
         if teacher is not None:
             act = teacher.act_batch(obs[rows], masks[rows])
             logp = np.zeros(len(rows), np.float32)
@@ -425,12 +446,12 @@ def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueN
                 values = value_norm.denormalize(model.value(x if central else x[:, :obs_dim])).cpu().numpy()
                 act = a.cpu().numpy()
         actions[rows] = act
-        others = np.flatnonzero(~learner)
+        others = np.flatnonzero(~learner & ~forced)
         for oid in np.unique(opp.opponent[others]):
             sel = others[opp.opponent[others] == oid]
             agent = opp.baselines[oid] if oid < len(opp.baselines) else pool.agents[oid - len(opp.baselines)]
             actions[sel] = agent.act_batch(obs[sel], masks[sel])
-        storage.add(inputs[rows], legal, seats, learner, act, logp, values)
+        storage.add(inputs[rows], legal, seats, stored, act, logp, values)
 
         ws.obs, ws.masks, ws.seats, rewards, dones, infos = ws.envs.step(actions)
         storage.credit(rewards * scale)
@@ -814,7 +835,7 @@ def train(rank: int, cfg: Config, run_dir: Path, resume: dict[str, Any] | None, 
 
     def log(record: dict[str, Any]) -> None:
         if log_file is not None:
-            log_file.write(json.dumps({"time": round(time.time(), 3), **record}) + "\n")
+            log_file.write(json.dumps(_finite({"time": round(time.time(), 3), **record})) + "\n")
             log_file.flush()
 
     def scalars(prefix: str, values: dict[str, float], step: int) -> None:
@@ -967,7 +988,7 @@ def train(rank: int, cfg: Config, run_dir: Path, resume: dict[str, Any] | None, 
             print(f"stopped at iteration {iteration} (warm start {bc_done}/{bc_iterations}); "
                   f"continue with: python train.py --resume {run_dir}", file=sys.stderr)
     else:
-        results = run_eval(cfg.eval.final_deals, final=True)
+        results = run_eval(cfg.eval.final_deals if cfg.eval.deals else 0, final=True)
         if main_worker and results is None:
             # No evaluation configured: the final weights are the best we know.
             atomic_save(make_checkpoint(model, config_dict, rules, value_norm=value_norm.state_dict(),
@@ -1021,9 +1042,15 @@ def main(argv: list[str] | None = None) -> None:
     else:
         rendezvous = run_dir / ".rendezvous"
         rendezvous.unlink(missing_ok=True)
-        torch.multiprocessing.spawn(_spawned, args=(cfg, run_dir, resume, args.max_iterations, args.quiet),
-                                    nprocs=cfg.num_workers, join=True)
-        rendezvous.unlink(missing_ok=True)
+        # Ctrl-C reaches every worker (same process group); each finishes the iteration in step with
+        # the others and the main worker saves. The parent only waits, so it ignores the signal.
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            torch.multiprocessing.spawn(_spawned, args=(cfg, run_dir, resume, args.max_iterations, args.quiet),
+                                        nprocs=cfg.num_workers, join=True)
+        finally:
+            signal.signal(signal.SIGINT, previous)
+            rendezvous.unlink(missing_ok=True)
 
 
 if __name__ == "__main__":

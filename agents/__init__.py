@@ -2,7 +2,7 @@
 
 >>> from agents import make_agent, list_agents
 >>> sorted(list_agents())
-['heuristic', 'ppo:PATH', 'random']
+['greedy', 'heuristic', 'ppo:PATH', 'random']
 >>> make_agent("heuristic", seed=0)
 HeuristicAgent(seed=0)
 
@@ -11,10 +11,11 @@ demand: it pulls in scipy and tqdm); ``evaluate.py`` is its command line.
 """
 
 from .base import Agent, BaseAgent, legal_actions, list_agents, make_agent, parse_spec, register_agent
+from .greedy import GreedyAgent
 from .heuristic import HeuristicAgent
 from .random_agent import RandomAgent
 
 __all__ = [
-    "Agent", "BaseAgent", "HeuristicAgent", "RandomAgent", "legal_actions", "list_agents", "make_agent",
+    "Agent", "BaseAgent", "GreedyAgent", "HeuristicAgent", "RandomAgent", "legal_actions", "list_agents", "make_agent",
     "parse_spec", "register_agent",
 ]

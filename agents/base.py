@@ -21,6 +21,7 @@ Agents are built from a short spec string so every tool accepts the same names:
 spec               agent
 =================  ===============================================================
 ``random``         uniform over the legal actions (:class:`agents.random_agent.RandomAgent`)
+``greedy``         wins each trick as cheaply as it can, naive bids (:class:`agents.greedy.GreedyAgent`)
 ``heuristic``      rule-based player (:class:`agents.heuristic.HeuristicAgent`)
 ``ppo:PATH``       a trained PPO policy loaded from a checkpoint (``agents.ppo``);
                    ``ppo:pretrained`` is the checkpoint shipped with the package
@@ -34,7 +35,7 @@ True
 >>> make_agent("magic")
 Traceback (most recent call last):
 ...
-ValueError: unknown agent spec 'magic': valid specs are 'random', 'heuristic', 'ppo:PATH'
+ValueError: unknown agent spec 'magic': valid specs are 'random', 'greedy', 'heuristic', 'ppo:PATH'
 """
 
 from __future__ import annotations
@@ -177,6 +178,12 @@ def _random_factory(seed: int | None = None, **kwargs: Any) -> Agent:
     return RandomAgent(seed=seed, **kwargs)
 
 
+def _greedy_factory(seed: int | None = None, **kwargs: Any) -> Agent:
+    from .greedy import GreedyAgent
+
+    return GreedyAgent(seed=seed, **kwargs)
+
+
 def _heuristic_factory(seed: int | None = None, **kwargs: Any) -> Agent:
     from .heuristic import HeuristicAgent
 
@@ -192,11 +199,12 @@ def _ppo_factory(path: str, seed: int | None = None, **kwargs: Any) -> Agent:
         raise ImportError(
             f"agent spec 'ppo:{path}' needs agents/ppo.py (load_ppo_agent), which is not installed in this checkout"
         ) from err
-    kwargs.pop("rules", None)  # the network reads the rules from its checkpoint
+    # ``rules`` (the table's rules) lets the loader refuse a checkpoint trained for another variant.
     return load_ppo_agent(path, seed=seed, **kwargs)
 
 
 register_agent("random", _random_factory, description="uniform over the legal actions")
+register_agent("greedy", _greedy_factory, description="wins each trick as cheaply as it can; naive bidding")
 register_agent("heuristic", _heuristic_factory, description="rule-based player (pass, bid, trump, play)")
 register_agent("ppo", _ppo_factory, takes_arg=True, arg_name="PATH",
                description="PPO policy from a checkpoint file; ppo:pretrained is the shipped one")

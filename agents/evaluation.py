@@ -198,10 +198,10 @@ def play_table(rules: RulesConfig, deal: Deal, seat_agents: Sequence[Agent], x_t
             return float(scores[x_team] - scores[1 - x_team]), None, throw_ins, 1
         _record(result, x_team, stats)
         scores = list(state.scores)
-        if state.phase == E.Phase.GAME_OVER:
-            won = None if state.winner is None else int(state.winner == x_team)
-            return float(scores[x_team] - scores[1 - x_team]), won, throw_ins, int(state.truncated)
-    raise AssertionError("the engine ends every game by max_rounds")
+        if state.phase == E.Phase.GAME_OVER and state.winner is not None:
+            return float(scores[x_team] - scores[1 - x_team]), int(state.winner == x_team), throw_ins, 0
+    # R8.4: max_rounds scored rounds without a winner (each round is a fresh engine state, so counted here).
+    return float(scores[x_team] - scores[1 - x_team]), None, throw_ins, 1
 
 
 # ------------------------------------------------------------------------- workers

@@ -74,11 +74,12 @@ Play (R6)
 >>> from pcr_env import pass_cut_run_v0
 >>> env = pass_cut_run_v0.raw_env(episode="round", first_dealer=0)
 >>> env.reset(seed=5)
->>> agent = HeuristicAgent()
+>>> agent, result = HeuristicAgent(), None
 >>> for who in env.agent_iter():
-...     obs, _, term, trunc, _ = env.last()
+...     obs, _, term, trunc, info = env.last()
+...     result = info.get("round_result", result)
 ...     env.step(None if term or trunc else agent.act(obs))
->>> sum(env.infos["player_0"]["round_result"]["tricks"])
+>>> sum(result["tricks"])
 13
 """
 
@@ -129,8 +130,16 @@ class HeuristicParams:
     """Extra value declaring must show over passing."""
     second_hand_cash: bool = False
     """Second hand takes the trick with a safe winner even when the trick is not critical."""
-    void_risk: int = 2
+    void_risk: int = 0
     """A player who could hold at most this many unseen cards of a suit is treated as possibly void in it."""
+    preempt: float = 2.0
+    """With opponents still to bid, bid higher while declaring loses at most this much expected value."""
+    weak_pass_honours: float = -1.0
+    """Passing to partner with a valuation below this, send honours (partner may declare)."""
+    ruff_partner: bool = True
+    """Void, with partner winning but beatable: cut with a trump no later opponent can beat."""
+    third_hand_top: bool = True
+    """Third hand plays the lowest of its top equal cards (else the cheapest card that beats the trick)."""
 
 
 PARAMS_4 = HeuristicParams(
@@ -173,7 +182,7 @@ def estimate_tricks(hand: list[int] | tuple[int, ...], trump: int, players: int 
 
     >>> from pcr_env.cards import parse_cards
     >>> round(estimate_tricks(parse_cards("AS KS QS JS 10S 9S 8S AH KH AD 2D 3C 4C"), 3), 1)
-    11.1
+    10.3
     """
     return _estimate(tuple(sorted(hand)), trump, players)
 
@@ -254,8 +263,10 @@ _GIFT_VALUE = {ACE: 1.0, KING: 0.5, QUEEN: 0.2}
 
 
 @lru_cache(maxsize=1 << 14)
-def choose_pass(hand: tuple[int, ...], to_partner: bool, players: int = 4) -> tuple[int, ...]:
+def choose_pass(hand: tuple[int, ...], to_partner: bool, players: int = 4, weak_honours: float = -1.0) -> tuple[int, ...]:
     """The 3 cards to pass from the full ``hand`` (sorted tuple); see the module docstring."""
+    if to_partner and best_trump(list(hand), players)[1] < weak_honours:
+        return tuple(sorted(sorted(hand, key=lambda c: (-(c % 13), c))[:PASS_SIZE]))
     best = None
     for option in _pass_options(hand):
         rest = [c for c in hand if c not in option]
@@ -336,7 +347,8 @@ class HeuristicAgent(BaseAgent):
     # -------------------------------------------------------------- pass / discard
     def _pass(self, view: ObservationView) -> int:
         full = tuple(sorted(view.hand + view.passed))
-        chosen = choose_pass(full, view.pass_direction == PassDirection.PARTNER, view.players)
+        p = self.params4 if view.players == 4 else self.params6
+        chosen = choose_pass(full, view.pass_direction == PassDirection.PARTNER, view.players, p.weak_pass_honours)
         remaining = [c for c in chosen if c not in view.passed]
         return remaining[0]
 
@@ -369,7 +381,18 @@ class HeuristicAgent(BaseAgent):
             return PASS_BID
         level = bids[0] - BID_BASE + 1  # the lowest legal bid
         declare, passing = self.bid_value(view, level)
-        return bids[0] if declare > passing else PASS_BID
+        if declare <= passing:
+            return PASS_BID
+        p = self.params4 if view.players == 4 else self.params6
+        if p.preempt > 0 and any(view.bids[k] is None for k in range(1, view.players, 2)):
+            # Opponents still to speak: bid higher while it costs little, to shut them out.
+            _, mine = best_trump(view.hand, view.players)
+            best = bids[0]
+            for a in bids[1:]:
+                if declare_value(p, mine, a - BID_BASE + 1, view.players, self.double_runs) >= declare - p.preempt:
+                    best = a
+            return best
+        return bids[0]
 
 
 # --------------------------------------------------------------------------- play
@@ -565,12 +588,12 @@ class _Play:
                 return min(safe_winners)
             if winners:
                 # Third hand high: the cheapest of my top equal cards, to force the opponents' honours.
-                return self.lowest_equal_of(max(winners))
+                return self.lowest_equal_of(max(winners)) if self.params.third_hand_top else min(winners)
             return min(legal)
         # Void in the led suit.
         trumps = [c for c in winners if c // 13 == self.trump]
         if partner_winning:
-            if trumps and safe_winners:
+            if trumps and safe_winners and self.params.ruff_partner:
                 return min(c for c in safe_winners)
             return self.throw(legal, following)
         if trumps:

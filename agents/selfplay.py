@@ -14,10 +14,11 @@ struggles against more often; ``power = 0`` is uniform.
 
 >>> import numpy as np
 >>> pool = OpponentPool(capacity=2, pfsp_power=2.0)
->>> pool.add(object(), iteration=0); pool.add(object(), iteration=5)
+>>> pool.add(object(), iteration=0), pool.add(object(), iteration=5)  # slots
+(0, 1)
 >>> pool.record(0, wins=9.0, rounds=10.0); pool.record(1, wins=1.0, rounds=10.0)
->>> [round(w, 3) for w in pool.weights()]   # snapshot 1 beats the learner: drawn far more often
-[0.022, 0.978]
+>>> pool.weights().round(3).tolist()   # snapshot 1 beats the learner: drawn far more often
+[0.038, 0.962]
 """
 
 from __future__ import annotations

@@ -13,22 +13,13 @@ Supported annotations: ``bool``, ``int``, ``float`` (an integer is accepted),
 ``str``, ``Literal[...]``, ``X | None``, ``tuple[T, ...]``, ``dict[str, T]`` and
 nested dataclasses.
 
->>> from dataclasses import dataclass, field
->>> @dataclass
-... class Opt:
-...     lr: float = 0.1
->>> @dataclass
-... class Top:
-...     seed: int = 0
-...     opt: Opt = field(default_factory=Opt)
->>> from_dict(Top, {"opt": {"lr": 0.5}})
-Top(seed=0, opt=Opt(lr=0.5))
->>> from_dict(Top, apply_overrides({}, ["opt.lr=2e-3", "seed=7"]))
-Top(seed=7, opt=Opt(lr=0.002))
->>> from_dict(Top, {"opt": {"rl": 1}})
+>>> from pcr_env.config import RulesConfig
+>>> from_dict(RulesConfig, apply_overrides({"players": 6}, ["bidding=auction"])).min_bid_value
+5
+>>> from_dict(RulesConfig, {"player": 6}, prefix="rules")
 Traceback (most recent call last):
 ...
-ValueError: unknown config key 'opt.rl' (did you mean 'opt.lr'?): allowed keys in 'opt' are ['lr']
+ValueError: unknown config key 'rules.player' (did you mean 'rules.players'?): allowed keys in 'rules' are ['bidding', 'double_run_bonus', 'first_dealer', 'max_redeals', 'max_rounds', 'min_bid', 'passing', 'players', 'target_score']
 """
 
 from __future__ import annotations

@@ -8,9 +8,10 @@ actions" adds the vectorised action choice (an exponential race / Gumbel-max
 over the masks with numpy), as a trainer's random policy would. The AEC row is
 ``pass_cut_run_v0.raw_env`` played decision by decision (``last()`` then
 ``step()``) in the same run, with the same two timings. It also measures the
-numba compile time of the kernels, cold (in a subprocess with an empty cache
-directory, so the project's cache is left alone) and warm (loading from that
-cache).
+first use of the numba kernels in a fresh process, with an empty cache
+(compilation; in a subprocess with its own cache directory, so the project's
+cache is left alone) and with that cache filled (loading). CPU seconds are
+printed beside wall seconds because a shared machine stretches the latter.
 
 Target of issue 4: >= 250,000 decisions/s at N = 1024 on one core.
 
@@ -45,30 +46,27 @@ TARGET = 250_000
 
 _COMPILE_SNIPPET = """
 import time
-t0 = time.perf_counter()
-import numpy as np
 from pcr_env.vector import VectorEnv
-t1 = time.perf_counter()
+wall, cpu = time.perf_counter(), time.process_time()
 venv = VectorEnv(4, seed=0)
 obs, masks, seats = venv.reset()
 for _ in range(3):
     obs, masks, seats, *_ = venv.step(masks.argmax(axis=1))
 venv.state(); venv.observe(0, 1)
-t2 = time.perf_counter()
-print(f"{t1 - t0:.3f} {t2 - t1:.3f}")
+print(f"{time.perf_counter() - wall:.3f} {time.process_time() - cpu:.3f}")
 """
 
 
 def compile_times() -> tuple[tuple[float, float], tuple[float, float]]:
-    """(import, first use) seconds with an empty numba cache, then with that cache filled."""
+    """(wall, CPU) seconds of the first use with an empty numba cache, then with that cache filled."""
     out = []
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
         for _ in range(2):
             res = subprocess.run([sys.executable, "-c", _COMPILE_SNIPPET], env=env, cwd=ROOT, check=True,
                                  capture_output=True, text=True)
-            imp, first = map(float, res.stdout.split())
-            out.append((imp, first))
+            wall, cpu = map(float, res.stdout.split())
+            out.append((wall, cpu))
     return out[0], out[1]
 
 
@@ -144,9 +142,9 @@ def main() -> None:
         args.decisions, args.aec_decisions, args.repeats = 20_000, 2_000, 3
 
     if not args.no_compile:
-        (imp_c, first_c), (imp_w, first_w) = compile_times()
-        print(f"numba kernels, first use in a fresh process: cold cache {first_c:.2f} s (compile), "
-              f"warm cache {first_w:.2f} s (load); import {imp_c:.2f} s / {imp_w:.2f} s")
+        (cold_wall, cold_cpu), (warm_wall, warm_cpu) = compile_times()
+        print(f"numba kernels, first use in a fresh process: empty cache (compile) {cold_wall:.2f} s wall, "
+              f"{cold_cpu:.2f} s CPU; filled cache (load) {warm_wall:.2f} s wall, {warm_cpu:.2f} s CPU")
 
     aec_env, aec_all = bench_aec(args.aec_decisions, args.repeats, args.seed)
     rows = [(n, *bench_vector(n, args.decisions, args.repeats, args.seed)) for n in args.sizes]

@@ -26,7 +26,8 @@ WINNERS          13    seat that won each trick so far
 KITTY ...        1     scalars: kitty, discards, pass_done, high_bid, declarer,
                        trump, trick_len, n_tricks, team tricks (2), scores (2),
                        run team / length, pass direction, phase, current,
-                       dealer, round, redeals, truncated, winner (-1 = none)
+                       dealer, round, redeals, truncated, winner (-1 = none),
+                       rounds played (scored in this game; R8.4 max_rounds)
 ===============  ====  =====================================================
 
 Randomness: one splitmix64 stream per game (``uint64`` state), seeded from
@@ -47,7 +48,19 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from numba.cpython.unsafe.numbers import trailing_zeros  # LLVM cttz (numba's own intrinsic)
+
+try:  # LLVM's count-trailing-zeros, numba's own intrinsic (one instruction per card of a set)
+    from numba.cpython.unsafe.numbers import trailing_zeros
+except ImportError:  # pragma: no cover - a numba without it: the same result by binary search
+    @njit(cache=True)
+    def trailing_zeros(x):
+        x &= -x
+        c = 0
+        for shift in (32, 16, 8, 4, 2, 1):
+            if x >> shift:
+                c += shift
+                x >>= shift
+        return c
 
 from .actions import BID_BASE, MAX_BID, NUM_ACTIONS, PASS_BID, TRUMP_BASE
 from .cards import NUM_CARDS, NUM_RANKS
@@ -88,7 +101,8 @@ ROUND = DEALER + 1
 REDEALS = ROUND + 1
 TRUNCATED = REDEALS + 1
 WINNER = TRUNCATED + 1
-STATE_COLUMNS = WINNER + 1
+ROUNDS_PLAYED = WINNER + 1
+STATE_COLUMNS = ROUNDS_PLAYED + 1
 
 # Phases and pass directions: the values of engine.Phase / engine.PassDirection.
 PH_PASS, PH_BID, PH_TRUMP, PH_DISCARD, PH_PLAY, PH_ROUND_END, PH_GAME_OVER = 0, 1, 2, 3, 4, 5, 6
@@ -176,7 +190,7 @@ def state_offsets(players: int) -> np.ndarray:
 
 
 # ================================================================= randomness
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _mix64(z):
     z = (z ^ (z >> U30)) * MIX1
     z = (z ^ (z >> U27)) * MIX2
@@ -191,14 +205,14 @@ def seed_streams(seed, rng):
         rng[i] = _mix64(base + np.uint64(i + 1) * GOLDEN)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _next(rng, g):
     s = rng[g] + GOLDEN
     rng[g] = s
     return _mix64(s)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _below(rng, g, k):
     """Unbiased draw in ``0..k-1`` (Lemire: multiply a 32-bit output, reject the short zone)."""
     kk = np.uint64(k)
@@ -213,7 +227,7 @@ def _below(rng, g, k):
 
 
 # ================================================================= rules
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _popcount(x):
     count = 0
     while x:
@@ -222,7 +236,7 @@ def _popcount(x):
     return count
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _deal(S, rng, g, cfg):
     """R2.2 and the start of a round's state (engine._deal)."""
     n = cfg[C_PLAYERS]
@@ -267,7 +281,7 @@ def _deal(S, rng, g, cfg):
     S[g, PHASE] = PH_BID if pass_dir == DIR_NONE else PH_PASS
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _new_game(S, rng, g, cfg):
     """engine.new_game: dealer (R2.1), round 1, zero scores, first deal."""
     for c in range(STATE_COLUMNS):
@@ -281,9 +295,7 @@ def _new_game(S, rng, g, cfg):
     _deal(S, rng, g, cfg)
 
 
-
-
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _card_mask(S, g):
     """Cards the seat to act may pass, discard or play (engine.legal_card_mask)."""
     phase = S[g, PHASE]
@@ -296,12 +308,12 @@ def _card_mask(S, g):
     return np.int64(0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _lowest_bid(S, g, cfg):
     return max(cfg[C_MIN_BID], S[g, HIGH_BID] + 1)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _is_legal(S, g, a, cfg):
     phase = S[g, PHASE]
     if phase == PH_PASS or phase == PH_DISCARD or phase == PH_PLAY:
@@ -315,7 +327,7 @@ def _is_legal(S, g, a, cfg):
     return False
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _end_bidding(S, rng, g, cfg):
     if S[g, HIGH_BID] == 0:
         # R4.4: thrown in; the same dealer deals again for the same round.
@@ -333,7 +345,7 @@ def _end_bidding(S, rng, g, cfg):
     S[g, HANDS + declarer] |= S[g, KITTY]  # R9.3: the declarer takes the kitty
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _bid(S, rng, g, a, cfg):
     """R4.1-R4.5 (engine._bid)."""
     n = cfg[C_PLAYERS]
@@ -370,7 +382,7 @@ def _bid(S, rng, g, a, cfg):
     S[g, CURRENT] = nxt
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _pick_pass(S, g, card, cfg):
     """R3.1: picks stay private until every seat has chosen; then all swap at once."""
     n = cfg[C_PLAYERS]
@@ -394,7 +406,7 @@ def _pick_pass(S, g, card, cfg):
     S[g, CURRENT] = (S[g, DEALER] + 1) % n
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _run_bonus(length, double):
     """R7.2 / R7.3."""
     if length <= 2:
@@ -408,28 +420,26 @@ def _run_bonus(length, double):
     return 2 * bonus if double else bonus
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _score(S, g, cfg, round_info):
     """R7-R8.4 (engine.score_round and engine._score); fills ``round_info[g]``."""
     n_tricks = S[g, N_TRICKS]
+    double = cfg[C_DOUBLE]
     tricks0 = 0
     bonus0 = 0
     bonus1 = 0
-    run_team = -1
-    run_len = 0
-    for t in range(n_tricks + 1):
-        team = S[g, WINNERS + t] % 2 if t < n_tricks else -1
-        if t < n_tricks and team == 0:
-            tricks0 += 1
-        if team == run_team:
-            run_len += 1
-            continue
-        if run_team == 0:
-            bonus0 += _run_bonus(run_len, cfg[C_DOUBLE])
-        elif run_team == 1:
-            bonus1 += _run_bonus(run_len, cfg[C_DOUBLE])
-        run_team = team
-        run_len = 1
+    t = 0
+    while t < n_tricks:  # R7.1: maximal stretches of tricks won by one team
+        team = S[g, WINNERS + t] % 2
+        length = 1
+        while t + length < n_tricks and S[g, WINNERS + t + length] % 2 == team:
+            length += 1
+        if team == 0:
+            tricks0 += length
+            bonus0 += _run_bonus(length, double)
+        else:
+            bonus1 += _run_bonus(length, double)
+        t += length
     tricks1 = n_tricks - tricks0
     declarer = S[g, DECLARER]
     bid = S[g, HIGH_BID]
@@ -444,6 +454,7 @@ def _score(S, g, cfg, round_info):
             score0 = -bid
     S[g, SCORES] += score0
     S[g, SCORES + 1] += score1
+    S[g, ROUNDS_PLAYED] += 1
     ri = round_info[g]
     ri[RI_ROUND] = S[g, ROUND]
     ri[RI_DEALER] = S[g, DEALER]
@@ -471,12 +482,12 @@ def _score(S, g, cfg, round_info):
     if max(total0, total1) >= cfg[C_TARGET] and total0 != total1:
         S[g, WINNER] = 1 if total1 > total0 else 0
         S[g, PHASE] = PH_GAME_OVER
-    elif S[g, ROUND] >= cfg[C_MAX_ROUNDS]:
+    elif S[g, ROUNDS_PLAYED] >= cfg[C_MAX_ROUNDS]:
         S[g, TRUNCATED] = 1
         S[g, PHASE] = PH_GAME_OVER
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _play(S, g, card, cfg, round_info):
     """R6, R7.1; returns True when the card completed the round."""
     n = cfg[C_PLAYERS]
@@ -526,7 +537,7 @@ def _play(S, g, card, cfg, round_info):
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _apply(S, rng, g, a, cfg, round_info):
     """engine.apply_action for a legal action; True when a round was scored."""
     phase = S[g, PHASE]
@@ -548,7 +559,7 @@ def _apply(S, rng, g, a, cfg, round_info):
     return False
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _finish(S, rng, g, cfg, truncated, final_info):
     fi = final_info[g]
     fi[FI_SCORES] = S[g, SCORES]
@@ -560,7 +571,7 @@ def _finish(S, rng, g, cfg, truncated, final_info):
 
 
 # ================================================================= observation
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _write_cards(row, base, mask):
     """``row[base + c] = 1`` for every card ``c`` of ``mask`` (one count-trailing-zeros per card)."""
     while mask:
@@ -568,14 +579,14 @@ def _write_cards(row, base, mask):
         mask &= mask - 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _rel(seat, observer, n):
     """``(seat - observer) % n`` for seats in ``0..n-1``, without a division."""
     k = seat - observer
     return k + n if k < 0 else k
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _encode_obs(S, g, seat, cfg, off, row):
     """Observation of ``seat`` into ``row`` (zeroed here), as observation.encode_observation."""
     n = cfg[C_PLAYERS]
@@ -627,7 +638,7 @@ def _encode_obs(S, g, seat, cfg, off, row):
     row[off[O_REDEALS]] = S[g, REDEALS] / REDEAL_SCALE
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _legal_mask(S, g, cfg, mrow):
     for a in range(NUM_ACTIONS):
         mrow[a] = 0
@@ -742,7 +753,7 @@ def step_all(S, rng, actions, cfg, off, rewards, dones, events, round_info, fina
                 S[g, REDEALS] = 0
                 _deal(S, rng, g, cfg)
         elif S[g, PHASE] == PH_GAME_OVER:  # truncated by too many redeals (R4.4)
-            _finish(S, rng, g, cfg, True, final_info)
+            _finish(S, rng, g, cfg, S[g, TRUNCATED] == 1, final_info)
             events[g] = EV_FINAL
             dones[g] = True
         if events[g]:

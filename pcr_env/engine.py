@@ -193,6 +193,7 @@ class GameState:
     pass_direction: PassDirection = PassDirection.NONE  # of this round (R3.2)
     truncated: bool = False
     winner: int | None = None  # winning team once the game is over
+    rounds_played: int = 0  # rounds scored in this game (R8.4 max_rounds)
 
     @property
     def n_players(self) -> int:
@@ -218,7 +219,7 @@ class GameState:
             list(self.bids), list(self.out), self.high_bid, self.declarer, self.trump, self.discards,
             list(self.trick), list(self.played), list(self.voids), list(self.trick_winners),
             list(self.team_tricks), list(self.scores), self.run_team, self.run_length,
-            self.pass_direction, self.truncated, self.winner,
+            self.pass_direction, self.truncated, self.winner, self.rounds_played,
         )
 
 
@@ -496,6 +497,7 @@ def _score(state: GameState) -> RoundResult:
     tricks, bonus, scores, made, winner = score_round(config, state.declarer, state.high_bid, state.trick_winners)
     for t in (0, 1):
         state.scores[t] += scores[t]
+    state.rounds_played += 1
     result = RoundResult(
         round_number=state.round_number, dealer=state.dealer, declarer=state.declarer, bid=state.high_bid,
         trump=state.trump, tricks=tricks, run_bonus=bonus, scores=scores, made=made,
@@ -507,7 +509,7 @@ def _score(state: GameState) -> RoundResult:
     if max(state.scores) >= config.target_score and state.scores[0] != state.scores[1]:
         state.winner = int(state.scores[1] > state.scores[0])
         state.phase = Phase.GAME_OVER
-    elif state.round_number >= config.max_rounds:
+    elif state.rounds_played >= config.max_rounds:
         state.truncated = True
         state.phase = Phase.GAME_OVER
     return result

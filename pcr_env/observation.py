@@ -247,8 +247,10 @@ class ObservationTracker:
             # For actor seat s: index of its relative seat's block in every observer's buffer.
             return [rows + off[name] + ((s - np.arange(n)) % n) * stride for s in range(n)]
 
-        self._played = per_actor("played", NUM_CARDS)
-        self._trick = per_actor("trick", NUM_CARDS)
+        # [actor seat, card] -> that card's index in every observer's buffer (hot path: no arithmetic).
+        cards = np.arange(NUM_CARDS)[:, None]
+        self._played = np.stack([rows_ + cards for rows_ in per_actor("played", NUM_CARDS)])
+        self._trick = np.stack([rows_ + cards for rows_ in per_actor("trick", NUM_CARDS)])
         self._voids = per_actor("voids", 4)
         self._bids = per_actor("bids", BID_SLOTS)
         self._declarer = per_actor("declarer", 1)
@@ -327,12 +329,12 @@ class ObservationTracker:
 
     def _card_played(self, state: GameState, led: int, seat: int, card: int) -> None:
         flat, bufs, off = self.flat, self.buffers, self.off
-        flat[self._played[seat] + card] = 1.0
+        flat[self._played[seat, card]] = 1.0
         bufs[seat, off["hand"] + card] = 0.0
         if led >= 0 and card // 13 != led:
             flat[self._voids[seat] + led] = 1.0
         if state.trick:  # the trick goes on
-            flat[self._trick[seat] + card] = 1.0
+            flat[self._trick[seat, card]] = 1.0
             if led < 0:
                 bufs[:, off["led_suit"] + card // 13] = 1.0
             return

@@ -214,6 +214,8 @@ class raw_env(AECEnv, EzPickle):
                 f"legal actions are {E.legal_actions(game)} ({', '.join(describe_action(a) for a in E.legal_actions(game))})"
             )
         self._cumulative_rewards[agent] = 0
+        if self.infos[agent]:
+            self.infos[agent] = {}  # it has read the last round's result through last()
         if self._rewards_pending:  # rewards are per step: clear the last round's
             self._clear_rewards()
             self._rewards_pending = False

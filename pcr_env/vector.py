@@ -10,7 +10,8 @@ The games live in packed ``int64`` arrays advanced by numba-compiled kernels
 (:mod:`pcr_env._vector_kernels`), a second implementation of
 :mod:`pcr_env.engine` that ``tests/test_vector.py`` checks against the first,
 decision by decision. The first use in a fresh checkout compiles the kernels
-(a few seconds; cached on disk afterwards).
+(about 10 s of CPU, once: numba caches them on disk; later processes load them
+in well under a second).
 
 Randomness is per game: game ``i`` draws from its own stream seeded from
 ``(seed, i)``, so with the same seed and actions it plays the same deals
@@ -33,6 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _vector_kernels as K
 from . import engine as E
@@ -108,7 +110,7 @@ class VectorEnv:
         self._started = True
         return obs, masks, seats
 
-    def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict]]:
+    def step(self, actions: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict]]:
         """Apply ``actions[i]`` (an action id) to game ``i`` for every game.
 
         Returns ``(obs, masks, seats, rewards, dones, infos)``: ``rewards`` is
@@ -175,7 +177,7 @@ class VectorEnv:
             team_tricks=[row[K.TEAM_TRICKS], row[K.TEAM_TRICKS + 1]],
             scores=[row[K.SCORES], row[K.SCORES + 1]], run_team=row[K.RUN_TEAM], run_length=row[K.RUN_LENGTH],
             pass_direction=E.PassDirection(row[K.PASS_DIR]), truncated=bool(row[K.TRUNCATED]),
-            winner=None if row[K.WINNER] < 0 else row[K.WINNER],
+            winner=None if row[K.WINNER] < 0 else row[K.WINNER], rounds_played=row[K.ROUNDS_PLAYED],
         )
 
     def observe(self, i: int, seat: int) -> np.ndarray:
@@ -193,7 +195,7 @@ class VectorEnv:
         n = self.num_envs
         return np.empty((n, self.obs_dim), np.float32), np.empty((n, NUM_ACTIONS), np.int8), np.empty(n, np.int64)
 
-    def _check_actions(self, actions) -> np.ndarray:
+    def _check_actions(self, actions: ArrayLike) -> np.ndarray:
         if type(actions) is np.ndarray and actions.dtype == np.int64 and actions.shape == (self.num_envs,) \
                 and actions.flags.c_contiguous:
             return actions  # fast path; the kernel only reads it

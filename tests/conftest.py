@@ -32,6 +32,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
+with warnings.catch_warnings():
+    # PettingZoo 1.27's test module imports connect_four_v3 the deprecated way; not ours to fix.
+    warnings.filterwarnings("ignore", message="The old environment creation API", category=DeprecationWarning)
+    import pettingzoo.test  # noqa: F401
+
 from pcr_env import engine as E
 from pcr_env.actions import PASS_BID, card_action
 from pcr_env.config import RulesConfig
@@ -150,8 +155,3 @@ def random_game(
                 return
             if state.phase == E.Phase.ROUND_END:
                 E.start_next_round(state, rng)
-
-
-@pytest.fixture
-def rng() -> np.random.Generator:
-    return np.random.default_rng(12345)

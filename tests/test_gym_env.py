@@ -198,20 +198,22 @@ def test_each_round_score_reaches_the_learner_once_on_the_step_it_ended(seat, te
     assert ended_on_opponents_card > 0
 
 
-def test_team_mode_plays_both_partners_from_their_own_chairs():
-    env = PassCutRunEnv(1, SeededRandom(), team=True, episode="round")
+@pytest.mark.parametrize("players,team_seats", [(4, {1, 3}), (6, {1, 3, 5})])
+def test_team_mode_plays_every_partner_from_their_own_chairs(players, team_seats):
+    env = PassCutRunEnv(1, SeededRandom(), team=True, episode="round", players=players)
+    assert set(env.learner_seats) == team_seats and len(env.other_seats) == players - len(team_seats)
     seats_seen = set()
     obs, info = env.reset(seed=5)
     while True:
         seat = info["seat"]
         seats_seen.add(seat)
-        assert seat in (1, 3) and env.game.current == seat
+        assert seat in team_seats and env.game.current == seat
         assert np.array_equal(obs, encode_observation(env.game, seat))  # its own view only: no partner's hand
         assert np.array_equal(env.action_masks(), info["action_mask"])
         obs, reward, terminated, truncated, info = env.step(int(np.flatnonzero(env.action_masks())[0]))
         if terminated or truncated:
             break
-    assert seats_seen == {1, 3}
+    assert seats_seen == team_seats
 
 
 def test_observation_is_the_learner_seats_own_and_mask_is_its_legal_set():
@@ -314,3 +316,12 @@ def test_render_shows_the_learners_view_only():
     assert "Your hand (13)" in text and "Legal:" in text
     assert all(pcr_env.card_str(c) in text for c in hand)
     assert not any(pcr_env.card_str(c) in text.split("Legal:")[0] for c in partner)  # no hidden card is shown
+
+
+def test_module_doctest():
+    import doctest
+
+    import pcr_env.gym_env
+
+    failures, tried = doctest.testmod(pcr_env.gym_env, optionflags=doctest.ELLIPSIS)
+    assert tried > 0 and failures == 0

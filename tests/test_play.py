@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pcr_env.actions import BID_BASE, PASS_BID, TRUMP_BASE, bid_action, trump_action
+from pcr_env.actions import PASS_BID, TRUMP_BASE, bid_action, trump_action
 from pcr_env.cards import parse_card
 from pcr_env.play import IllegalInput, format_table, main, parse_move, play_game
 from pcr_env.pass_cut_run_v0 import raw_env
@@ -235,3 +235,12 @@ def test_command_line_replays_a_scripted_game(tmp_path):
 def test_bad_agent_spec_is_reported(capsys):
     assert main(["--agents", "wizard"]) == 2
     assert "unknown agent spec 'wizard'" in capsys.readouterr().err
+
+
+def test_module_doctest():
+    import doctest
+
+    import pcr_env.play
+
+    failures, tried = doctest.testmod(pcr_env.play, optionflags=doctest.ELLIPSIS)
+    assert tried > 0 and failures == 0

@@ -87,3 +87,12 @@ def test_example_trains_team_policies_with_ray_and_evaluates_them(tmp_path):
     pair = summary["evaluation"]["pairs"][0]
     assert pair["agent_b"] == "heuristic" and pair["deals"] == 4 and np.isfinite(pair["mean_diff"])
     assert json.loads((out / "summary.json").read_text())["checkpoint"] == summary["checkpoint"]
+
+
+def test_module_doctest():
+    import doctest
+
+    import pcr_env.rllib_env
+
+    failures, tried = doctest.testmod(pcr_env.rllib_env, optionflags=doctest.ELLIPSIS)
+    assert tried > 0 and failures == 0

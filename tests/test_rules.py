@@ -585,7 +585,8 @@ def test_R8_4_scores_accumulate_and_the_higher_total_wins_once_a_team_reaches_th
 def test_R8_4_equal_totals_at_the_target_play_on_and_max_rounds_truncates():
     state = _round_won_by(0, target=100, scores=(62, 100))
     assert state.scores == [100, 100] and state.phase == Phase.ROUND_END and state.winner is None
-    state = _round_won_by(0, target=100, max_rounds=4)  # round 4 of at most 4
+    # max_rounds counts rounds scored in this game, whatever round number the game started at.
+    state = _round_won_by(0, target=100, max_rounds=1)  # the first scored round of at most 1
     assert state.phase == Phase.GAME_OVER and state.truncated and state.winner is None
 
 

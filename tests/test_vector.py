@@ -12,12 +12,14 @@ round results and final results at every decision, in every rule variant.
 
 from __future__ import annotations
 
+import doctest
 import re
 from typing import Any
 
 import numpy as np
 import pytest
 
+import pcr_env.vector
 from pcr_env import engine as E
 from pcr_env.actions import NUM_ACTIONS, PASS_BID, TRUMP_BASE, bid_action
 from pcr_env.observation import card_bits, decode_observation, encode_observation, encode_state, observation_size
@@ -198,6 +200,11 @@ def test_dealrng_is_uniform_enough():
 
 
 # ---------------------------------------------------------------------------- arrays and auto-reset
+def test_doctests_of_the_vector_module():
+    failures, _ = doctest.testmod(pcr_env.vector, optionflags=doctest.ELLIPSIS)
+    assert failures == 0
+
+
 def test_shapes_and_dtypes():
     for players, obs_dim, state_dim in ((4, 797, 1369), (6, 1041, 1925)):
         venv = VectorEnv(3, players=players)
