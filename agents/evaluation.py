@@ -49,14 +49,13 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from pcr_env import engine as E
-from pcr_env.actions import NUM_ACTIONS, TRUMP_BASE
+from pcr_env.actions import NUM_ACTIONS
 from pcr_env.cards import NUM_CARDS
-from pcr_env.config import RulesConfig
-from pcr_env.observation import card_bits, encode_observation
+from pcr_env.config import EPISODES, RulesConfig
+from pcr_env.observation import encode_observation
 
 from .base import Agent, make_agent, parse_spec
 
-EPISODES = ("round", "game")
 CHUNK = 25  # deals per work item: small enough for a smooth progress bar, large enough to amortise IPC
 
 
@@ -92,19 +91,6 @@ def agent_seed(seed: int, index: int, table: int, side: int) -> int:
 
 
 # ------------------------------------------------------------------------ playing
-def legal_mask(state: E.GameState) -> np.ndarray:
-    """The acting seat's legal-action mask, exactly as the AEC environment builds it."""
-    mask = np.zeros(NUM_ACTIONS, np.int8)
-    phase = state.phase
-    if phase == E.Phase.BID:
-        mask[E.legal_actions(state)] = 1
-    elif phase == E.Phase.TRUMP:
-        mask[TRUMP_BASE:] = 1
-    elif phase < E.Phase.ROUND_END:
-        mask[:NUM_CARDS] = card_bits(E.legal_card_mask(state))
-    return mask
-
-
 def play_round(state: E.GameState, seat_agents: Sequence[Agent], rng: np.random.Generator,
                names: Sequence[str] | None = None) -> E.RoundResult | None:
     """Play ``state`` to the end of its round; ``None`` if truncated by redeals (R4.4).
@@ -115,7 +101,7 @@ def play_round(state: E.GameState, seat_agents: Sequence[Agent], rng: np.random.
     while state.phase < E.Phase.ROUND_END:
         seat = state.current
         obs = encode_observation(state, seat)
-        mask = legal_mask(state)
+        mask = E.legal_mask(state)
         action = seat_agents[seat].act({"observation": obs, "action_mask": mask})
         if not (isinstance(action, (int, np.integer)) and 0 <= action < NUM_ACTIONS and mask[action]):
             who = names[seat] if names else type(seat_agents[seat]).__name__
@@ -216,11 +202,12 @@ class ChunkResult:
     truncated: int
 
 
-_AGENT_CACHE: dict[tuple[str, int], Agent] = {}
+# Agents built in this process, by (spec, side, rules): a checkpoint is loaded once per worker, not per deal.
+_AGENT_CACHE: dict[tuple[str, int, RulesConfig], Agent] = {}
 
 
 def _get_agent(spec: str, side: int, rules: RulesConfig) -> Agent:
-    key = (spec, side)
+    key = (spec, side, rules)
     if key not in _AGENT_CACHE:
         _AGENT_CACHE[key] = make_agent(spec, seed=None, rules=rules)
         _single_thread()
@@ -354,6 +341,7 @@ def summarise_pair(a: str, b: str, diffs: Sequence[float], games_won: Sequence[i
     mean, lo, hi, sd = t_interval(d)
     outcome = np.where(d > 0, 1.0, np.where(d < 0, 0.0, 0.5))
     share, s_lo, s_hi, _ = t_interval(outcome)
+    s_lo, s_hi = max(0.0, s_lo), min(1.0, s_hi)  # a share lies in [0, 1] whatever the normal approximation says
     return PairResult(
         agent_a=a, agent_b=b, deals=len(d), mean_diff=mean, ci95=(lo, hi), sd=sd,
         win_rate=float((d > 0).mean()), tie_rate=float((d == 0).mean()), loss_rate=float((d < 0).mean()),
@@ -600,5 +588,5 @@ def _jsonable(x: Any) -> Any:
 
 
 __all__ = ["Deal", "EvaluationResult", "PairResult", "Rating", "SideStats", "agent_seed", "bradley_terry",
-           "evaluate", "format_table", "legal_mask", "make_deal", "play_round", "play_table", "run_chunk",
+           "evaluate", "format_table", "make_deal", "play_round", "play_table", "run_chunk",
            "summarise_pair", "t_interval", "write_outputs"]

@@ -53,16 +53,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--full", action="store_true", help="also time the 2,000-deal heuristic-vs-heuristic target run")
     args = parser.parse_args(argv)
-    print(f"machine: {os.cpu_count()} CPUs; {args.deals} duplicate deals ({2 * args.deals} rounds) per evaluation, "
-          f"{args.repeats} repeats, interleaved")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"machine: {os.cpu_count()} CPUs, load average {load:.1f} at start; {args.deals} duplicate deals "
+          f"({2 * args.deals} rounds) per evaluation, {args.repeats} repeats, interleaved")
     times: dict[tuple, list[float]] = {c: [] for c in CONFIGS}
     for r in range(args.repeats):
         order = CONFIGS[r % len(CONFIGS):] + CONFIGS[:r % len(CONFIGS)]
         for agents, workers in order:
             times[(agents, workers)].append(time_once(agents, workers, args.deals, args.seed + r))
     print()
-    print(f"| pair | workers | median s | deals/s | rounds/s | speed-up vs 1 worker |")
-    print(f"|---|---|---|---|---|---|")
+    print("| pair | workers | median s | deals/s | rounds/s | speed-up vs 1 worker |")
+    print("|---|---|---|---|---|---|")
     for agents, workers in CONFIGS:
         t = times[(agents, workers)]
         med = statistics.median(t)

@@ -65,6 +65,7 @@ except ImportError:  # pragma: no cover - a numba without it: the same result by
 from .actions import BID_BASE, MAX_BID, NUM_ACTIONS, PASS_BID, TRUMP_BASE
 from .cards import NUM_CARDS, NUM_RANKS
 from .config import RulesConfig
+from .engine import run_bonus
 from .observation import REDEAL_SCALE, TARGET_SCALE, observation_layout, state_layout
 
 MAX_SEATS = 6
@@ -406,18 +407,8 @@ def _pick_pass(S, g, card, cfg):
     S[g, CURRENT] = (S[g, DEALER] + 1) % n
 
 
-@njit(cache=True)
-def _run_bonus(length, double):
-    """R7.2 / R7.3."""
-    if length <= 2:
-        bonus = 0
-    elif length == 3:
-        bonus = 3
-    elif length == 4:
-        bonus = 5
-    else:
-        bonus = 2 * length - 1
-    return 2 * bonus if double else bonus
+# R7.2 / R7.3: the engine's own rule, compiled (one definition of the bonus table).
+_run_bonus = njit(cache=True)(run_bonus)
 
 
 @njit(cache=True)

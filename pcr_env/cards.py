@@ -13,6 +13,8 @@ keeps the engine fast without giving up exactness.
 
 from __future__ import annotations
 
+import numpy as np
+
 SUITS = "CDHS"
 RANKS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
 NUM_CARDS = 52
@@ -77,6 +79,11 @@ def mask_of(cards) -> int:
     for c in cards:
         mask |= 1 << c
     return mask
+
+
+def card_bits(mask: int) -> np.ndarray:
+    """One bitmask -> ``[52]`` uint8 array of 0/1 (index = card)."""
+    return np.unpackbits(np.frombuffer(mask.to_bytes(8, "little"), np.uint8), bitorder="little")[:NUM_CARDS]
 
 
 def highest(mask: int) -> int:

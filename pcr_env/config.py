@@ -94,6 +94,20 @@ class RulesConfig:
         return dataclasses.asdict(self)
 
 
+EPISODES = ("game", "round")
+"""Episode lengths of the environments: a whole game (R8.4) or one scored round."""
+REWARDS = ("score_diff", "win")
+"""Reward kinds: each round's score difference, or +1/-1 when the game is won."""
+
+
+def check_episode_reward(episode: str, reward: str) -> None:
+    """Validate the ``episode`` and ``reward`` keywords shared by every environment."""
+    if episode not in EPISODES:
+        raise ValueError(f"episode {episode!r} is not allowed: allowed {list(EPISODES)}")
+    if reward not in REWARDS:
+        raise ValueError(f"reward {reward!r} is not allowed: allowed {list(REWARDS)}")
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -103,4 +117,4 @@ def _check(ok: bool, name: str, value: Any, allowed: str) -> None:
         raise ValueError(f"rules field {name!r} = {value!r} is not allowed: allowed {allowed}")
 
 
-__all__ = ["RulesConfig"]
+__all__ = ["RulesConfig", "EPISODES", "REWARDS", "check_episode_reward"]

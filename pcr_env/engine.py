@@ -30,7 +30,7 @@ from typing import Sequence
 import numpy as np
 
 from . import actions as A
-from .cards import FULL_DECK, NUM_CARDS, SUIT_MASKS, SUITS, card_str, cards_of, highest, mask_of, suit_of
+from .cards import FULL_DECK, NUM_CARDS, card_bits, SUIT_MASKS, SUITS, card_str, cards_of, mask_of, suit_of
 from .config import RulesConfig
 
 
@@ -335,6 +335,19 @@ def legal_actions(state: GameState) -> list[int]:
     if phase == Phase.TRUMP:
         return [A.TRUMP_BASE + s for s in range(len(SUITS))]
     return []
+
+
+def legal_mask(state: GameState) -> np.ndarray:
+    """``[NUM_ACTIONS]`` int8 mask of :func:`legal_actions` (all zeros when nobody acts)."""
+    mask = np.zeros(A.NUM_ACTIONS, np.int8)
+    phase = state.phase
+    if phase == Phase.BID:
+        mask[legal_actions(state)] = 1
+    elif phase == Phase.TRUMP:
+        mask[A.TRUMP_BASE:] = 1
+    elif phase < Phase.ROUND_END:
+        mask[:NUM_CARDS] = card_bits(legal_card_mask(state))
+    return mask
 
 
 def is_legal(state: GameState, action: int) -> bool:

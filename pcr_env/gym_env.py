@@ -51,8 +51,8 @@ from gymnasium import spaces
 
 from . import engine as E
 from .actions import NUM_ACTIONS, describe_action
-from .config import RulesConfig
-from .pass_cut_run_v0 import EPISODES, REWARDS, raw_env
+from .config import RulesConfig, check_episode_reward
+from .pass_cut_run_v0 import raw_env
 
 ENV_ID = "PassCutRun-v0"
 
@@ -110,10 +110,7 @@ class PassCutRunEnv(gymnasium.Env):
             raise ValueError(f"seat {seat!r} is not allowed: allowed a seat 0..{n - 1}")
         if not isinstance(team, bool):
             raise ValueError(f"team {team!r} is not allowed: allowed True or False")
-        if episode not in EPISODES:
-            raise ValueError(f"episode {episode!r} is not allowed: allowed {list(EPISODES)}")
-        if reward not in REWARDS:
-            raise ValueError(f"reward {reward!r} is not allowed: allowed {list(REWARDS)}")
+        check_episode_reward(episode, reward)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r} is not allowed: allowed {self.metadata['render_modes']} or None")
         self.seat = int(seat)

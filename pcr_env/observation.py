@@ -133,11 +133,6 @@ def _unpack(masks: list[int]) -> np.ndarray:
     return bits.reshape(len(masks), 64)[:, :NUM_CARDS].ravel()
 
 
-def card_bits(mask: int) -> np.ndarray:
-    """One bitmask -> ``[52]`` uint8 of 0/1."""
-    return np.unpackbits(np.frombuffer(mask.to_bytes(8, "little"), np.uint8), bitorder="little")[:NUM_CARDS]
-
-
 def encode_observation(state: GameState, seat: int, out: np.ndarray | None = None) -> np.ndarray:
     """Observation vector of ``seat`` (float32, ``observation_size(players)``)."""
     n = state.config.players
@@ -424,35 +419,38 @@ def _num_tricks(players: int) -> int:
 def decode_observation(obs) -> ObservationView:
     """Readable structure from an observation vector (or the env's observation dict).
 
-    Agents call this at every decision, so it walks the few non-zero entries once
-    instead of scanning every slice.
+    Agents call this at every decision, so it finds the non-zero entries with two
+    scans instead of one per slice.
     """
     vec = np.asarray(obs["observation"] if isinstance(obs, dict) else obs)
     n = players_for_size(vec.shape[-1])
     layout = observation_layout(n)
     tricks = _num_tricks(n)
+    # The card blocks (hand, passed, received, discarded, played x n, trick x n) are adjacent:
+    # one scan finds every card, already sorted by block.
+    card_start = layout["hand"].start
+    card_end = layout["trick"].stop
+    hits = np.flatnonzero(vec[card_start:card_end])
+    bounds = np.searchsorted(hits, np.arange(0, card_end - card_start + 1, NUM_CARDS)).tolist()
+    found = (hits % NUM_CARDS).tolist()
+    blocks = [found[bounds[b]:bounds[b + 1]] for b in range(4 + 2 * n)]
+    cards = {"hand": blocks[0], "passed": blocks[1], "received": blocks[2], "discarded": blocks[3]}
+    played = blocks[4:4 + n]
+    trick: list[int | None] = [b[0] if b else None for b in blocks[4 + n:]]
     starts, names = _flag_bounds(n)
     flag_end = layout["trick_winners"].stop
     one: dict[str, int] = {}
-    cards: dict[str, list[int]] = {"hand": [], "passed": [], "received": [], "discarded": []}
-    played: list[list[int]] = [[] for _ in range(n)]
-    trick: list[int | None] = [None] * n
     bid_slot: list[int | None] = [None] * n
     voids: list[set[int]] = [set() for _ in range(n)]
     winners: dict[int, int] = {}
-    for i in np.flatnonzero(vec[:flag_end]).tolist():
+    phase_slice = layout["phase"]
+    for i in np.flatnonzero(vec[phase_slice]).tolist():
+        one.setdefault("phase", i)
+    rest = layout["bids"].start
+    for i in (np.flatnonzero(vec[rest:flag_end]) + rest).tolist():
         f = bisect_right(starts, i) - 1
         name, j = names[f], i - starts[f]
-        if name in cards:
-            cards[name].append(j)
-        elif name == "played":
-            k, c = divmod(j, NUM_CARDS)
-            played[k].append(c)
-        elif name == "trick":
-            k, c = divmod(j, NUM_CARDS)
-            if trick[k] is None:
-                trick[k] = c
-        elif name == "bids":
+        if name == "bids":
             k, slot = divmod(j, BID_SLOTS)
             if bid_slot[k] is None:
                 bid_slot[k] = slot

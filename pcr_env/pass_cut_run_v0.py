@@ -90,15 +90,12 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from . import engine as E
-from .actions import NUM_ACTIONS, PASS_BID, TRUMP_BASE, describe_action
+from .actions import NUM_ACTIONS, PASS_BID, describe_action
 from .cards import NUM_CARDS, parse_card
-from .observation import card_bits
-from .config import RulesConfig
+from .config import RulesConfig, check_episode_reward
 from .observation import ObservationTracker, encode_state, observation_bounds, state_size
 from .render import render_text
 
-EPISODES = ("game", "round")
-REWARDS = ("score_diff", "win")
 
 
 def env(**kwargs) -> AECEnv:
@@ -119,10 +116,7 @@ class raw_env(AECEnv, EzPickle):
         EzPickle.__init__(self, episode=episode, reward=reward, render_mode=render_mode, **rules)
         super().__init__()
         self.rules = RulesConfig.from_kwargs(rules)
-        if episode not in EPISODES:
-            raise ValueError(f"episode {episode!r} is not allowed: allowed {list(EPISODES)}")
-        if reward not in REWARDS:
-            raise ValueError(f"reward {reward!r} is not allowed: allowed {list(REWARDS)}")
+        check_episode_reward(episode, reward)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r} is not allowed: allowed {self.metadata['render_modes']} or None")
         self.episode, self.reward_kind, self.render_mode = episode, reward, render_mode
@@ -174,7 +168,7 @@ class raw_env(AECEnv, EzPickle):
         game = self.game
         if seat == game.current:
             if self._cached_mask is None:
-                self._cached_mask = self._legal_mask()
+                self._cached_mask = E.legal_mask(self.game)
             mask = self._cached_mask.copy()
         else:
             mask = self._zero_mask.copy()
@@ -182,20 +176,9 @@ class raw_env(AECEnv, EzPickle):
 
     def _legal(self, action: int) -> bool:
         if self._cached_mask is None:
-            self._cached_mask = self._legal_mask()
+            self._cached_mask = E.legal_mask(self.game)
         return 0 <= action < NUM_ACTIONS and self._cached_mask[action] == 1
 
-    def _legal_mask(self) -> np.ndarray:
-        game = self.game
-        mask = np.zeros(NUM_ACTIONS, np.int8)
-        phase = game.phase
-        if phase == E.Phase.BID:
-            mask[E.legal_actions(game)] = 1
-        elif phase == E.Phase.TRUMP:
-            mask[TRUMP_BASE:] = 1
-        elif phase < E.Phase.ROUND_END:
-            mask[:NUM_CARDS] = card_bits(E.legal_card_mask(game))
-        return mask
 
     def state(self) -> np.ndarray:
         """Full state (every hand, the kitty and discards), seen from seat 0."""

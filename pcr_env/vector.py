@@ -40,11 +40,9 @@ from . import _vector_kernels as K
 from . import engine as E
 from .actions import NUM_ACTIONS, describe_action
 from .cards import SUITS
-from .config import RulesConfig
+from .config import EPISODES, REWARDS, RulesConfig, check_episode_reward
 from .observation import observation_size, state_size
 
-EPISODES = ("game", "round")
-REWARDS = ("score_diff", "win")
 _MASK64 = (1 << 64) - 1
 
 
@@ -74,10 +72,7 @@ class VectorEnv:
         if not (_is_int(num_envs) and num_envs >= 1):
             raise ValueError(f"num_envs {num_envs!r} is not allowed: allowed an integer >= 1")
         _check_seed(seed)
-        if episode not in EPISODES:
-            raise ValueError(f"episode {episode!r} is not allowed: allowed {list(EPISODES)}")
-        if reward not in REWARDS:
-            raise ValueError(f"reward {reward!r} is not allowed: allowed {list(REWARDS)}")
+        check_episode_reward(episode, reward)
         self.rules = RulesConfig.from_kwargs(rules)
         self.num_envs, self.seed, self.episode, self.reward_kind = int(num_envs), int(seed), episode, reward
         self.n_players = self.rules.players

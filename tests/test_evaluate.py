@@ -132,7 +132,7 @@ def test_tables_swap_the_teams(registered):
     registered("test-seat-x", lambda seed=None, rules=None: _SeatLogger(seed))
     registered("test-seat-y", lambda seed=None, rules=None: _SeatLogger(seed))
     ev.evaluate(["test-seat-x", "test-seat-y"], deals=3, seed=2, progress=False)
-    x, y = ev._AGENT_CACHE[("test-seat-x", 0)], ev._AGENT_CACHE[("test-seat-y", 1)]
+    x, y = ev._AGENT_CACHE[("test-seat-x", 0, RulesConfig())], ev._AGENT_CACHE[("test-seat-y", 1, RulesConfig())]
     rules = RulesConfig()
     for i in range(3):
         dealer = ev.make_deal(rules, 2, i).dealer
@@ -158,7 +158,7 @@ def test_score_difference_is_the_mean_of_both_tables_margins(registered):
             result_round = None
             while state.phase < E.Phase.ROUND_END:
                 agent = x if state.current % 2 == x_team else y
-                obs = {"observation": ev.encode_observation(state, state.current), "action_mask": ev.legal_mask(state)}
+                obs = {"observation": ev.encode_observation(state, state.current), "action_mask": E.legal_mask(state)}
                 result_round = E.apply_action(state, agent.act(obs), rng)
             margins.append(result_round.scores[x_team] - result_round.scores[1 - x_team])
         assert result.pairs[0].diffs[i] == sum(margins) / 2

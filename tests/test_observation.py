@@ -25,7 +25,7 @@ from pcr_env.observation import (
     state_layout, state_size,
 )
 
-from conftest import RULE_VARIANTS, VARIANT_IDS, VARIANTS, random_game, rules_of
+from conftest import RULE_VARIANTS, VARIANT_IDS, VARIANTS, random_game
 
 
 @pytest.mark.parametrize("players", [4, 6])

@@ -22,7 +22,8 @@ import pytest
 import pcr_env.vector
 from pcr_env import engine as E
 from pcr_env.actions import NUM_ACTIONS, PASS_BID, TRUMP_BASE, bid_action
-from pcr_env.observation import card_bits, decode_observation, encode_observation, encode_state, observation_size
+from pcr_env.cards import card_bits
+from pcr_env.observation import decode_observation, encode_observation, encode_state, observation_size
 from pcr_env.vector import DealRng, VectorEnv
 
 
