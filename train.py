@@ -711,6 +711,9 @@ def setup_run(args: argparse.Namespace) -> tuple[Config, Path, dict[str, Any] | 
             raise ValueError("--resume takes the config of the run it continues: drop --config (use --set to change a key)")
         ckpt = torch.load(latest, map_location="cpu", weights_only=True)
         cfg = load_config(None, args.set, base=ckpt["config"])
+        if ckpt["training"]["num_workers"] != cfg.num_workers:
+            raise ValueError(f"this run was trained with num_workers={ckpt['training']['num_workers']}: "
+                             "resume it with the same number (its games and random streams are split that way)")
         return cfg, run_dir, ckpt
     if not args.config:
         raise ValueError("give --config FILE (for example configs/ppo_selfplay.yaml) or --resume RUN_DIR")
@@ -729,7 +732,7 @@ def setup_run(args: argparse.Namespace) -> tuple[Config, Path, dict[str, Any] | 
 def train(rank: int, cfg: Config, run_dir: Path, resume: dict[str, Any] | None, max_iterations: int | None,
           quiet: bool) -> None:
     torch.set_num_threads(1)
-    workers = Workers(rank, cfg.num_workers, str(run_dir / ".rendezvous") if cfg.num_workers > 1 else None)
+    workers = Workers(rank, cfg.num_workers, str((run_dir / ".rendezvous").resolve()) if cfg.num_workers > 1 else None)
     main_worker = workers.is_main
     device = resolve_device(cfg.device)
     rules = cfg.rules
@@ -779,8 +782,6 @@ def train(rank: int, cfg: Config, run_dir: Path, resume: dict[str, Any] | None, 
     iteration, bc_done, decisions, best_score = 0, 0, 0, -math.inf
     if resume is not None:
         tr = resume["training"]
-        if tr["num_workers"] != cfg.num_workers:
-            raise ValueError(f"this run was trained with num_workers={tr['num_workers']}: resume it with the same number")
         model.load_state_dict(resume["model"])
         value_norm.load_state_dict(resume["value_norm"])
         optimizer.load_state_dict(tr["optimizer"])
@@ -798,8 +799,6 @@ def train(rank: int, cfg: Config, run_dir: Path, resume: dict[str, Any] | None, 
         restore_worker(tr["workers"][rank], ws, storage, opp)
         if teacher is not None and tr.get("teacher_rng") is not None:
             set_agent_rng_state(teacher, tr["teacher_rng"][rank])
-        if bc_done >= bc_iterations and iteration == 0 and len(pool) == 0:
-            pass  # resumed exactly at the hand-over: the starting snapshot is added below
     config_dict = to_dict(cfg)
 
     def save_latest(reason: str) -> None:
@@ -820,6 +819,8 @@ def train(rank: int, cfg: Config, run_dir: Path, resume: dict[str, Any] | None, 
         atomic_save(ckpt, run_dir / "checkpoints" / "latest.pt")
         log({"type": "checkpoint", "file": "latest.pt", "reason": reason})
 
+    if main_worker and cfg.eval.deals and cfg.eval.opponents:
+        from agents import evaluation  # noqa: F401  (fail now, not at the first evaluation)
     # Logging (main worker only).
     writer = None
     log_file = None
@@ -851,7 +852,13 @@ def train(rank: int, cfg: Config, run_dir: Path, resume: dict[str, Any] | None, 
             start = time.time()
             ckpt = make_checkpoint(model, config_dict, rules, value_norm=value_norm.state_dict(),
                                    act={"greedy": cfg.eval.greedy}, meta={"iteration": iteration, "decisions": decisions})
-            results = evaluate_policy(model, ckpt, cfg.eval, deals, run_dir / "checkpoints" / f".eval-{iteration}.pt")
+            try:
+                results = evaluate_policy(model, ckpt, cfg.eval, deals, run_dir / "checkpoints" / f".eval-{iteration}.pt")
+            except Exception as err:  # an evaluation problem must not cost the training run
+                print(f"\nevaluation at iteration {iteration} failed, training continues: {err!r}", file=sys.stderr)
+                log({"type": "eval_error", "iteration": iteration, "decisions": decisions, "error": repr(err)})
+                results = None
+        if results is not None:
             for spec, r in results.items():
                 scalars("eval", {f"{spec}_score_diff": r["mean"], f"{spec}_ci_low": r["ci_low"],
                                  f"{spec}_ci_high": r["ci_high"], f"{spec}_win_rate": r["win_rate"],
@@ -989,8 +996,8 @@ def train(rank: int, cfg: Config, run_dir: Path, resume: dict[str, Any] | None, 
                   f"continue with: python train.py --resume {run_dir}", file=sys.stderr)
     else:
         results = run_eval(cfg.eval.final_deals if cfg.eval.deals else 0, final=True)
-        if main_worker and results is None:
-            # No evaluation configured: the final weights are the best we know.
+        if main_worker and not (run_dir / "checkpoints" / "best.pt").exists():
+            # No evaluation ran: the final weights are the best we know.
             atomic_save(make_checkpoint(model, config_dict, rules, value_norm=value_norm.state_dict(),
                                         act={"greedy": cfg.eval.greedy}, meta={"iteration": iteration, "decisions": decisions}),
                         run_dir / "checkpoints" / "best.pt")

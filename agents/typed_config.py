@@ -67,12 +67,16 @@ def _describe(tp: Any) -> str:
     if origin in (Union, types.UnionType):
         return " or ".join("null" if a is type(None) else _describe(a) for a in args)
     if origin is tuple:
-        return f"a list of {_describe(args[0])}" if len(args) == 2 and args[1] is Ellipsis else "a list"
+        return f"a list of {_plural(args[0])}" if len(args) == 2 and args[1] is Ellipsis else "a list"
     if origin is dict:
-        return f"a mapping of {_describe(args[0])} to {_describe(args[1])}"
+        return f"a mapping of {_plural(args[0])} to {_plural(args[1])}"
     if dataclasses.is_dataclass(tp):
         return f"a mapping of the fields of {tp.__name__}"
     return {bool: "true or false", int: "an integer", float: "a number", str: "a string"}.get(tp, str(tp))
+
+
+def _plural(tp: Any) -> str:
+    return {bool: "booleans", int: "integers", float: "numbers", str: "strings"}.get(tp, _describe(tp))
 
 
 def _convert(tp: Any, value: Any, key: str) -> Any:

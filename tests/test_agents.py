@@ -7,7 +7,6 @@ are cited as R-numbers (RULES.md).
 
 from __future__ import annotations
 
-import importlib.util
 from collections import Counter
 import numpy as np
 import pytest
@@ -93,16 +92,7 @@ def test_bad_specs_name_the_spec_and_list_the_valid_ones(spec, expected):
         assert valid in message
 
 
-def test_ppo_spec_without_the_trainer_module_is_a_clear_import_error():
-    if importlib.util.find_spec("agents.ppo") is not None:
-        pytest.skip("agents/ppo.py is present; its loader is tested with the trainer")
-    with pytest.raises(ImportError, match="agents/ppo.py"):
-        make_agent("ppo:some/checkpoint.pt")
-
-
 def test_ppo_spec_with_a_missing_checkpoint_names_the_path():
-    if importlib.util.find_spec("agents.ppo") is None:
-        pytest.skip("agents/ppo.py is not in this checkout")
     with pytest.raises(ValueError, match="missing-checkpoint.pt"):
         make_agent("ppo:missing-checkpoint.pt")
 

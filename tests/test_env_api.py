@@ -13,6 +13,7 @@ import pickle
 import re
 
 import numpy as np
+import pettingzoo
 import pytest
 from gymnasium.utils.env_checker import data_equivalence
 from pettingzoo.test import api_test, seed_test
@@ -453,3 +454,11 @@ def test_pickled_environment_plays_the_same_game(make, variant):
     # Mid-game pickling works too (EzPickle rebuilds from the constructor arguments).
     clone2 = pickle.loads(pickle.dumps(env))
     assert data_equivalence(_trajectory(clone2, 11, steps=200), _trajectory(env, 11, steps=200))
+
+
+@pytest.mark.skipif(not hasattr(pettingzoo, "register"), reason="PettingZoo < 1.27 has no registry")
+def test_registered_in_pettingzoos_registry_with_rules_keywords():
+    env = pettingzoo.make("aec", "pcr/pass_cut_run-v0", players=6, episode="round")
+    env.reset(seed=3)
+    assert env.unwrapped.metadata["name"] == "pass_cut_run_v0"
+    assert env.possible_agents == [f"player_{i}" for i in range(6)]

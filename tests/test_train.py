@@ -255,6 +255,8 @@ def test_smoke_run_is_reproducible_and_resumes_exactly(smoke_run, tmp_path):
     assert [r["type"] for r in first].count("iteration") == 2 and first[-1]["reason"] == "stopped"
     with pytest.raises(SystemExit, match="already holds a run"):
         run(["--config", SMOKE, "--run-dir", str(run_dir)])
+    with pytest.raises(SystemExit, match="trained with num_workers=1: resume it with the same number"):
+        run(["--resume", str(run_dir), "--set", "num_workers=2"])
     run(["--resume", str(run_dir)])
     a, b = weights(smoke_run / "checkpoints" / "latest.pt"), weights(run_dir / "checkpoints" / "latest.pt")
     assert all(torch.equal(a[k], b[k]) for k in a)
