@@ -14,6 +14,7 @@ slowest player at the table).
 
     python benchmarks/train_throughput.py                 # 1 and 2 workers, default opponents and self-play only
     python benchmarks/train_throughput.py --iterations 8 --workers 2
+    python benchmarks/train_throughput.py --workers 2 --set ppo.update_epochs=3   # a variant of the config
 
 Timing claims about training belong here, not in tests. Run it on an idle
 machine: other processes on the same cores lower every figure.
@@ -73,12 +74,18 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=6, help="iterations per run (the first is dropped)")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--skip-selfplay-only", action="store_true", help="do not run the self-play-only peer")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="config override applied to every setting, e.g. --set ppo.update_epochs=3")
     args = parser.parse_args()
 
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start; config {args.config}")
-    settings: list[tuple[str, int, list[str]]] = [(f"default opponents, {w} worker(s)", w, []) for w in args.workers]
+    common = [arg for item in args.set for arg in ("--set", item)]
+    if args.set:
+        print(f"overrides: {' '.join(args.set)}")
+    settings: list[tuple[str, int, list[str]]] = [(f"default opponents, {w} worker(s)", w, common) for w in args.workers]
     if not args.skip_selfplay_only:
-        settings += [(f"self-play only, {w} worker(s)", w, ["--set", "selfplay.opponents={self: 1}"]) for w in args.workers]
+        settings += [(f"self-play only, {w} worker(s)", w, [*common, "--set", "selfplay.opponents={self: 1}"])
+                     for w in args.workers]
     results = []
     for label, workers, extra in settings:
         rates = train_rates(args.config, workers, args.iterations, extra)
