@@ -23,9 +23,12 @@ leak tests build on. ``play`` applies a list of actions (ids or card names).
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 import warnings
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -104,6 +107,18 @@ RULE_VARIANTS: list[dict[str, Any]] = [
     {"bidding": "auction"},
     {"players": 6, "bidding": "auction", "passing": False},
 ]
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_example(name: str):
+    """Import ``examples/<name>.py`` as a module (the examples are scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def rules_of(variant: dict[str, Any]) -> dict[str, Any]:

@@ -6,26 +6,16 @@ round equals its team's round margin (R8), for four and six players (R9.3).
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import load_example
 
-
-def load_example():
-    spec = importlib.util.spec_from_file_location("pettingzoo_parallel", ROOT / "examples" / "pettingzoo_parallel.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize("players", [4, 6])
 def test_parallel_example_passes_the_api_test_and_credits_each_seat(players):
-    means = load_example().main(["--episodes", "15", "--players", str(players)])
+    means = load_example("pettingzoo_parallel").main(["--episodes", "15", "--players", str(players)])
     assert sorted(means) == [f"player_{i}" for i in range(players)]
     # Zero-sum between the teams, identical within a team (R1.2, R8).
     assert len({means[f"player_{i}"] for i in range(0, players, 2)}) == 1
@@ -33,7 +23,7 @@ def test_parallel_example_passes_the_api_test_and_credits_each_seat(players):
 
 
 def test_credit_check_is_exercised():
-    example = load_example()
+    example = load_example("pettingzoo_parallel")
     env = example.parallel_env(episode="round")
     observations, _ = env.reset(seed=0)
     last_infos = {}

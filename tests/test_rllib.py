@@ -7,9 +7,7 @@ skipping, because the issue requires this test to run.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 import warnings
 from pathlib import Path
 
@@ -20,17 +18,8 @@ from pettingzoo.test import api_test
 from pcr_env import pass_cut_run_v0
 from pcr_env.rllib_env import RLlibKeys, rllib_env, team_policy
 
-from conftest import strict_warnings
+from conftest import load_example, strict_warnings
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def load_example():
-    spec = importlib.util.spec_from_file_location("rllib_multiagent", ROOT / "examples" / "rllib_multiagent.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_renamed_keys_keep_the_pettingzoo_api():
@@ -70,7 +59,7 @@ def test_rllibs_pettingzoo_wrapper_credits_every_seat_its_own_team_margin():
 @pytest.mark.filterwarnings("ignore::FutureWarning")
 @pytest.mark.filterwarnings("ignore::ResourceWarning")
 def test_example_trains_team_policies_with_ray_and_evaluates_them(tmp_path):
-    example = load_example()
+    example = load_example("rllib_multiagent")
     out = tmp_path / "rllib"
     summary = example.main([
         "--iterations", "2", "--num-cpus", "1", "--num-env-runners", "0", "--train-batch", "256",

@@ -7,25 +7,15 @@ than skipping, because the issue requires this test to run.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import gymnasium
 import numpy as np
 
 import pcr_env  # noqa: F401  (registers PassCutRun-v0)
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import load_example
 
-
-def load_example():
-    spec = importlib.util.spec_from_file_location("sb3_maskable_ppo", ROOT / "examples" / "sb3_maskable_ppo.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_maskable_ppo_sees_the_action_masks_through_sb3s_vector_env():
@@ -41,7 +31,7 @@ def test_maskable_ppo_sees_the_action_masks_through_sb3s_vector_env():
 
 
 def test_example_trains_a_few_thousand_steps_and_evaluates_in_duplicate(tmp_path):
-    example = load_example()
+    example = load_example("sb3_maskable_ppo")
     out = tmp_path / "sb3"
     summary = example.main([
         "--timesteps", "3072", "--n-envs", "2", "--n-steps", "512", "--batch-size", "256",
