@@ -431,6 +431,7 @@ def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueN
         stored = learner & ~forced
         rows = np.flatnonzero(stored)
         legal = legal_all[rows]
+        stored_inputs = inputs[rows]
         if teacher is not None:
             act = teacher.act_batch(obs[rows], masks[rows])
             logp = np.zeros(len(rows), np.float32)
@@ -438,7 +439,7 @@ def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueN
         else:
             # ALGO LOGIC: the learner's seats act with the current network, one forward pass for all games.
             with torch.no_grad():
-                x = torch.from_numpy(inputs[rows]).to(device)
+                x = torch.from_numpy(stored_inputs).to(device)
                 m = torch.from_numpy(legal).to(device)
                 logp_all = log_probs(model.masked_logits(x[:, :obs_dim], m))
                 a = sample_actions(logp_all, ws.action_gen)
@@ -451,7 +452,7 @@ def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueN
             sel = others[opp.opponent[others] == oid]
             agent = opp.baselines[oid] if oid < len(opp.baselines) else pool.agents[oid - len(opp.baselines)]
             actions[sel] = agent.act_batch(obs[sel], masks[sel])
-        storage.add(inputs[rows], legal, seats, stored, act, logp, values)
+        storage.add(stored_inputs, legal, seats, stored, act, logp, values)
 
         ws.obs, ws.masks, ws.seats, rewards, dones, infos = ws.envs.step(actions)
         storage.credit(rewards * scale)
@@ -493,9 +494,13 @@ def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueN
 
 # =========================================================================== updates
 def training_batch(storage: SeatRollout, advantages: np.ndarray, returns: np.ndarray) -> dict[str, np.ndarray]:
+    """The trainable decisions of a rollout. ``inputs`` stays the whole storage grid (rows
+    ``input_rows``): it is by far the widest array, so minibatches gather from it directly
+    instead of from a copy (it is overwritten by the next rollout, after the update)."""
     idx = storage.trainable()
     return {
-        "inputs": storage.flat("inputs")[idx],
+        "inputs": storage.flat("inputs"),
+        "input_rows": idx,
         "masks": storage.flat("masks")[idx],
         "actions": storage.flat("actions")[idx],
         "logprobs": storage.flat("logprobs")[idx],
@@ -518,7 +523,7 @@ def ppo_update(cfg: Config, model: ActorCritic, value_norm: ValueNorm, optimizer
     p = cfg.ppo
     n = len(batch["actions"])
     obs_dim, central = model.obs_dim, model.config.central_critic
-    phase = batch["inputs"][:, :len(Phase)].argmax(1)  # the observation starts with the phase one-hot
+    phase = batch["inputs"][batch["input_rows"], :len(Phase)].argmax(1)  # the observation starts with the phase one-hot
     t = {k: torch.from_numpy(v) for k, v in batch.items()}
     returns_n = value_norm.normalize(t["returns"])
     old_values_n = value_norm.normalize(t["values"])
@@ -529,7 +534,7 @@ def ppo_update(cfg: Config, model: ActorCritic, value_norm: ValueNorm, optimizer
     approx_kl = 0.0
     for epoch in range(p.update_epochs):
         for mb in np.array_split(rng.permutation(n), p.num_minibatches):
-            x = t["inputs"][mb].to(device)
+            x = t["inputs"].index_select(0, t["input_rows"][mb]).to(device)
             m = t["masks"][mb].to(device)
             a = t["actions"][mb].to(device)
             logp_all = log_probs(model.masked_logits(x[:, :obs_dim], m))
@@ -596,7 +601,8 @@ def bc_update(cfg: Config, model: ActorCritic, value_norm: ValueNorm, optimizer:
     updates = 0
     for _ in range(cfg.warmstart.epochs):
         for mb in np.array_split(rng.permutation(n), cfg.ppo.num_minibatches):
-            x, m, a = t["inputs"][mb].to(device), t["masks"][mb].to(device), t["actions"][mb].to(device)
+            x = t["inputs"].index_select(0, t["input_rows"][mb]).to(device)
+            m, a = t["masks"][mb].to(device), t["actions"][mb].to(device)
             logp_all = log_probs(model.masked_logits(x[:, :obs_dim], m))
             nll = -logp_all.gather(1, a[:, None]).squeeze(1).mean()
             v_loss = 0.5 * ((model.value(x if central else x[:, :obs_dim]) - returns_n[mb].to(device)) ** 2).mean()

@@ -192,43 +192,72 @@ def estimate_tricks(hand: list[int] | tuple[int, ...], trump: int, players: int 
     >>> round(estimate_tricks(parse_cards("AS KS QS JS 10S 9S 8S AH KH AD 2D 3C 4C"), 3), 1)
     10.3
     """
-    return _estimate(tuple(sorted(hand)), trump, players)
+    return _valuation(_hand_terms(hand, players), trump)
 
 
-@lru_cache(maxsize=1 << 16)
-def _estimate(hand: tuple[int, ...], trump: int, players: int) -> float:
-    by_suit: list[list[int]] = [[], [], [], []]
-    for c in hand:
-        by_suit[c // 13].append(c % 13)
+@lru_cache(maxsize=1 << 15)  # at most 2 x 8192 rank sets
+def _suit_terms(ranks: tuple[int, ...], players: int) -> tuple[float, float, float, int]:
+    """``(value as trump, value as a side suit, cutting value as a short side suit, length)`` of one suit.
+
+    Each term depends on that suit's ranks only, so it is computed once per rank set
+    and the four trump choices of a hand (and the many hands that share a suit) reuse it.
+    """
+    length = len(ranks)
+    hon = _honour_tricks(frozenset(ranks), length)
     side_cap = 3 if players == 4 else 2
     long_from = 3 if players == 4 else 2
+    as_trump = min(length, hon + max(0, length - long_from))
+    as_side = min(hon, length, side_cap)
+    short = (0.6, 0.3, 0.1)[length] if length < 3 else 0.0
+    return as_trump, as_side, short, length
+
+
+def _hand_terms(hand: list[int] | tuple[int, ...], players: int) -> list[tuple[float, float, float, int]]:
+    """:func:`_suit_terms` of each suit of ``hand``."""
+    by_suit: list[list[int]] = [[], [], [], []]
+    for c in sorted(hand):
+        by_suit[c // 13].append(c % 13)
+    return [_suit_terms(tuple(ranks), players) for ranks in by_suit]
+
+
+def _valuation(terms: list[tuple[float, float, float, int]], trump: int) -> float:
+    """The hand's tricks with ``trump``, from its suits' terms.
+
+    The float additions run suit by suit in the same order as ever, so every
+    valuation (and every tie between two of them) is bit-for-bit unchanged.
+    """
     total = 0.0
-    t_len = len(by_suit[trump])
     shortness = 0.0
     for s in range(4):
-        ranks = by_suit[s]
-        length = len(ranks)
-        hon = _honour_tricks(frozenset(ranks), length)
+        as_trump, as_side, short, _ = terms[s]
         if s == trump:
-            total += min(length, hon + max(0, length - long_from))
+            total += as_trump
         else:
-            total += min(hon, length, side_cap)
-            shortness += (0.6, 0.3, 0.1)[length] if length < 3 else 0.0
+            total += as_side
+            shortness += short
+    t_len = terms[trump][3]
     if t_len >= 3:
         total += min(shortness, t_len - 2)
     return total
 
 
-def best_trump(hand: list[int], players: int = 4) -> tuple[int, float]:
+def best_trump(hand: list[int] | tuple[int, ...], players: int = 4) -> tuple[int, float]:
     """``(suit, valuation)`` of the trump that values ``hand`` highest; ties: longer, then higher suit."""
-    scored = []
-    for s in range(4):
-        length = sum(1 for c in hand if c // 13 == s)
-        scored.append((estimate_tricks(hand, s, players), length, s))
-    value, _, suit = max(scored)
+    # Cached on the sorted hand: bidding asks twice per decision and the trump choice asks again.
+    return _best_trump(tuple(sorted(hand)), players)
+
+
+@lru_cache(maxsize=1 << 14)
+def _best_trump(hand: tuple[int, ...], players: int) -> tuple[int, float]:
+    return _best_of_terms(_hand_terms(hand, players))
+
+
+def _best_of_terms(terms: list[tuple[float, float, float, int]]) -> tuple[int, float]:
+    value, _, suit = max((_valuation(terms, s), terms[s][3], s) for s in range(4))
     return suit, value
 
 
+@lru_cache(maxsize=1 << 14)  # pure; bidding asks it for every legal level, and valuations repeat across hands
 def declare_value(p: HeuristicParams, valuation: float, level: int, players: int, double_runs: bool = False) -> float:
     """Expected score difference (mine minus theirs) of declaring ``level`` with hand valuation ``valuation``.
 
@@ -256,27 +285,30 @@ def _normal_cdf(z: float) -> float:
 
 
 # ------------------------------------------------------------------------- passing
-def _pass_options(hand: tuple[int, ...]) -> list[tuple[int, ...]]:
-    """Sets of 3 cards made of the lowest ``k`` cards of up to three suits."""
-    by_suit = [sorted(c for c in hand if c // 13 == s) for s in range(4)]
-    options = set()
-    for ks in product(range(PASS_SIZE + 1), repeat=4):
-        if sum(ks) != PASS_SIZE or any(k > len(by_suit[s]) for s, k in enumerate(ks)):
-            continue
-        options.add(tuple(sorted(c for s, k in enumerate(ks) for c in by_suit[s][:k])))
-    return sorted(options)
-
+# How many of its lowest cards each suit gives to a pass (3 in all); checked against the suit lengths.
+_PASS_SPLITS = [ks for ks in product(range(PASS_SIZE + 1), repeat=4) if sum(ks) == PASS_SIZE]
 
 _GIFT_VALUE = {ACE: 1.0, KING: 0.5, QUEEN: 0.2}
 
 
 @lru_cache(maxsize=1 << 14)
 def choose_pass(hand: tuple[int, ...], to_partner: bool, players: int = 4) -> tuple[int, ...]:
-    """The 3 cards to pass from the full ``hand`` (sorted tuple); see the module docstring."""
+    """The 3 cards to pass from the full ``hand`` (sorted tuple); see the module docstring.
+
+    Candidates are the lowest ``k`` cards of up to three suits (``k`` summing to 3,
+    a whole suit when short: that builds a void).
+    """
+    by_suit = [sorted(c for c in hand if c // 13 == s) for s in range(4)]
+    # Valuation terms of what each suit keeps after giving its lowest k cards: every
+    # candidate's remaining hand is made of these, so each is computed once.
+    kept = [[_suit_terms(tuple(c % 13 for c in cards[k:]), players) for k in range(min(len(cards), PASS_SIZE) + 1)]
+            for cards in by_suit]
     best = None
-    for option in _pass_options(hand):
-        rest = [c for c in hand if c not in option]
-        _, value = best_trump(rest, players)
+    for ks in _PASS_SPLITS:
+        if any(k > len(by_suit[s]) for s, k in enumerate(ks)):
+            continue
+        option = tuple(sorted(c for s, k in enumerate(ks) for c in by_suit[s][:k]))
+        _, value = _best_of_terms([kept[s][k] for s, k in enumerate(ks)])  # = best_trump(hand minus option)
         gift = sum(_GIFT_VALUE.get(c % 13, 0.0) for c in option)
         if to_partner:
             # Honours passed still win tricks for the team, at a discount (partner may be short of entries).
@@ -329,10 +361,33 @@ class HeuristicAgent(BaseAgent):
 
     def act(self, obs: dict[str, np.ndarray]) -> int:
         mask = np.asarray(obs["action_mask"])
-        legal = legal_actions(mask)
-        view = decode_observation(obs["observation"])
+        return self._decide(obs["observation"], mask, legal_actions(mask).tolist())
+
+    def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The same actions as calling :meth:`act` row by row; the legal actions of all rows come
+        from one scan of the masks instead of one per row."""
+        obs, masks = np.asarray(obs), np.asarray(masks)
+        if obs.ndim != 2 or masks.ndim != 2 or len(obs) != len(masks):
+            return super().act_batch(obs, masks)  # raises the usual error about the shapes
+        rows, cols = np.nonzero(masks)  # row-major: each row's legal actions, ascending
+        ends = np.searchsorted(rows, np.arange(1, len(masks) + 1)).tolist()
+        cols = cols.tolist()
+        actions = np.empty(len(masks), np.int64)
+        start = 0
+        for i, end in enumerate(ends):
+            legal = cols[start:end] or legal_actions(masks[i])  # a row with no legal action raises, as in act
+            actions[i] = self._decide(obs[i], masks[i], legal)
+            start = end
+        return actions
+
+    def _decide(self, vec: np.ndarray, mask: np.ndarray, legal: list[int]) -> int:
+        """The action for one observation vector, its mask and the mask's legal action ids (ascending)."""
+        view = decode_observation(vec)
         phase = view.phase
-        if phase == Phase.PASS:
+        if phase == Phase.PLAY:  # the commonest decision first
+            params = self.params4 if view.players == 4 else self.params6
+            action = _Play(view, legal, params).choose()
+        elif phase == Phase.PASS:
             action = self._pass(view)
         elif phase == Phase.BID:
             action = self._bid(view, legal)
@@ -340,14 +395,11 @@ class HeuristicAgent(BaseAgent):
             action = TRUMP_BASE + best_trump(view.hand, view.players)[0]
         elif phase == Phase.DISCARD:
             action = self._discard(view)
-        elif phase == Phase.PLAY:
-            params = self.params4 if view.players == 4 else self.params6
-            action = _Play(view, [int(a) for a in legal], params).choose()
         else:
             raise ValueError(f"no decision to take in phase {phase.name}")
         if not (0 <= action < NUM_ACTIONS and mask[action]):
             # A rule picked an illegal action: that is a bug in the rules above, never silently patched.
-            raise RuntimeError(f"heuristic chose illegal action {action} in phase {phase.name}; legal {legal.tolist()}")
+            raise RuntimeError(f"heuristic chose illegal action {action} in phase {phase.name}; legal {legal}")
         return int(action)
 
     # -------------------------------------------------------------- pass / discard
@@ -380,8 +432,8 @@ class HeuristicAgent(BaseAgent):
             passing = p.partner_value
         return declare, passing
 
-    def _bid(self, view: ObservationView, legal: np.ndarray) -> int:
-        bids = [int(a) for a in legal if BID_BASE <= a < PASS_BID]
+    def _bid(self, view: ObservationView, legal: list[int]) -> int:
+        bids = [a for a in legal if BID_BASE <= a < PASS_BID]
         if not bids:
             return PASS_BID
         level = bids[0] - BID_BASE + 1  # the lowest legal bid
@@ -401,6 +453,9 @@ class HeuristicAgent(BaseAgent):
 
 
 # --------------------------------------------------------------------------- play
+_SUIT_CARDS = [range(s * 13, s * 13 + 13) for s in range(4)]
+
+
 class _Play:
     """One card-play decision: what is known, and the rules of the module docstring."""
 
@@ -411,11 +466,10 @@ class _Play:
         self.legal = sorted(legal)
         self.trump = view.trump if view.trump is not None else -1
         self.hand = view.hand
-        played: set[int] = set()
-        for cards in view.played:
-            played.update(cards)
-        seen = played | set(view.hand) | set(view.discarded)
-        self.unseen_by_suit = [[c for c in range(s * 13, s * 13 + 13) if c not in seen] for s in range(4)]
+        played: set[int] = set().union(*view.played)
+        seen = played.union(view.hand, view.discarded)
+        # Ascending, which is_boss relies on.
+        self.unseen_by_suit = [[c for c in cards if c not in seen] for cards in _SUIT_CARDS]
         self.holder: dict[int, int] = {}
         if view.passed and view.pass_direction != PassDirection.NONE:
             to = {PassDirection.PARTNER: 2, PassDirection.LEFT: 1, PassDirection.RIGHT: n - 1}[view.pass_direction]
@@ -426,15 +480,23 @@ class _Play:
         leader = view.trick_leader
         if leader is None:
             self.order: list[tuple[int, int]] = []
-            self.after = list(range(1, n))
+            after_end = n
         else:
             self.order = [(k, view.trick[k]) for k in range(leader, n)]
-            self.after = list(range(1, leader))
-        self.opps_after = [k for k in self.after if k % 2 == 1]
-        self.my_suits = [[c for c in view.hand if c // 13 == s] for s in range(4)]
+            after_end = leader
+        self.after = list(range(1, after_end))
+        self.opps_after = list(range(1, after_end, 2))  # opponents sit at odd relative seats
+        self.my_suits: list[list[int]] = [[], [], [], []]  # in hand order, like the hand
+        for c in view.hand:
+            self.my_suits[c // 13].append(c)
         run_team, run_len = view.run
         self.opp_run = run_team == 1 and run_len >= 2
         self.tricks_left = len(view.hand)
+        # The questions below have one answer per decision and the rules ask them repeatedly
+        # (the same card's safety, each opponent's possible void): remember the answers.
+        self._may_be_void: dict[tuple[int, int], bool] = {}
+        self._safe: dict[tuple[int, int], bool] = {}
+        self._opps_may_cut: dict[int, bool] = {}
 
     # ---------------------------------------------------------------- knowledge
     def could_hold(self, k: int, card: int) -> bool:
@@ -443,9 +505,12 @@ class _Play:
 
     def may_be_void(self, k: int, suit: int) -> bool:
         """Known void, or so few cards of the suit are out that ``k`` may well have none."""
-        if suit in self.voids[k]:
-            return True
-        return sum(1 for c in self.unseen_by_suit[suit] if self.could_hold(k, c)) <= self.params.void_risk
+        key = (k, suit)
+        known = self._may_be_void.get(key)
+        if known is None:
+            known = self._may_be_void[key] = suit in self.voids[k] or \
+                sum(1 for c in self.unseen_by_suit[suit] if self.could_hold(k, c)) <= self.params.void_risk
+        return known
 
     def beats(self, card: int, best: int, led: int) -> bool:
         s, bs = card // 13, best // 13
@@ -455,9 +520,10 @@ class _Play:
 
     def can_beat(self, k: int, best: int, led: int) -> bool:
         """Could player ``k`` (not yet played) hold a legal card that beats ``best``?"""
-        for c in self.unseen_by_suit[led]:
-            if c > best and led == best // 13 and self.could_hold(k, c):
-                return True
+        if led == best // 13:
+            for c in self.unseen_by_suit[led]:
+                if c > best and self.could_hold(k, c):
+                    return True
         if led != self.trump and self.trump >= 0 and self.may_be_void(k, led):
             for c in self.unseen_by_suit[self.trump]:
                 if self.beats(c, best, led) and self.could_hold(k, c):
@@ -466,13 +532,24 @@ class _Play:
 
     def safe(self, best: int, led: int) -> bool:
         """No opponent still to play can beat ``best``."""
-        return not any(self.can_beat(k, best, led) for k in self.opps_after)
+        key = (best, led)
+        known = self._safe.get(key)
+        if known is None:
+            known = self._safe[key] = not any(self.can_beat(k, best, led) for k in self.opps_after)
+        return known
 
     def is_boss(self, card: int) -> bool:
-        s = card // 13
-        return all(c < card for c in self.unseen_by_suit[s])
+        """No unseen card of its suit is higher (the unseen lists are ascending: check the last)."""
+        unseen = self.unseen_by_suit[card // 13]
+        return not unseen or unseen[-1] < card
 
     def opps_may_cut(self, suit: int) -> bool:
+        known = self._opps_may_cut.get(suit)
+        if known is None:
+            known = self._opps_may_cut[suit] = self._opps_may_cut_uncached(suit)
+        return known
+
+    def _opps_may_cut_uncached(self, suit: int) -> bool:
         if suit == self.trump or self.trump < 0:
             return False
         for k in range(1, self.n, 2):
@@ -522,7 +599,7 @@ class _Play:
                 continue
             top = max(self.my_suits[s])
             if self.is_boss(top) and not self.opps_may_cut(s):
-                winners = sum(1 for c in self.my_suits[s] if all(u < c for u in self.unseen_by_suit[s]))
+                winners = sum(1 for c in self.my_suits[s] if self.is_boss(c))
                 cash.append((winners, len(self.my_suits[s]), s, top))
         if cash:
             return max(cash)[3]

@@ -48,9 +48,10 @@ passed and received cards (relative seats 1..n-1), the kitty and the discards.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 
 import numpy as np
 
@@ -388,11 +389,6 @@ class ObservationView:
         return (-len(on)) % self.players
 
 
-def _one(vec: np.ndarray) -> int | None:
-    hits = np.flatnonzero(vec)
-    return int(hits[0]) if len(hits) else None
-
-
 def players_for_size(size: int) -> int:
     for n in (4, 6):
         if observation_size(n) == size:
@@ -400,82 +396,101 @@ def players_for_size(size: int) -> int:
     raise ValueError(f"observation of length {size} matches no table size: expected {observation_size(4)} or {observation_size(6)}")
 
 
-# Slices holding 0/1 flags, in layout order; the other slices carry fractions and are read by position.
-_FLAG_FIELDS = ("phase", "hand", "passed", "received", "discarded", "played", "trick", "bids", "contract",
-                "declarer", "trump", "dealer", "pass_direction", "led_suit", "voids", "trick_winners")
+@dataclass(frozen=True)
+class _DecodePlan:
+    """Where everything sits in one table size's observation, precomputed once: decoding
+    runs at every decision of every scripted agent, so it must do little per call."""
+
+    players: int
+    tricks: int
+    phase_end: int  # the phase one-hot is ``vec[:phase_end]``
+    card_bounds: tuple[int, ...]  # starts of the 4 + 2n adjacent card blocks, then the end of the last one
+    card_of: np.ndarray  # per flag index: the card it stands for, when it is in a card block
+    flag_start: int  # the other 0/1 flags (bids .. trick_winners) fill ``vec[flag_start:flag_end]``
+    flag_end: int  # the fractions (team_tricks, run, scores, redeals) follow, in that order
+    flag_meaning: tuple[tuple[str, int, int], ...]  # per flag index - flag_start: (field, a, b), see below
 
 
 @lru_cache(maxsize=None)
-def _flag_bounds(players: int) -> tuple[list[int], list[str]]:
-    layout = observation_layout(players)
-    return [layout[name].start for name in _FLAG_FIELDS], list(_FLAG_FIELDS)
-
-
-@lru_cache(maxsize=None)
-def _num_tricks(players: int) -> int:
-    return RulesConfig(players=players).num_tricks
+def _decode_plan(size: int) -> _DecodePlan:
+    n = players_for_size(size)
+    layout = observation_layout(n)
+    meaning: list[tuple[str, int, int]] = []
+    for name in ("bids", "contract", "declarer", "trump", "dealer", "pass_direction", "led_suit", "voids",
+                 "trick_winners"):
+        for j in range(layout[name].stop - layout[name].start):
+            if name == "bids":
+                meaning.append((name, *divmod(j, BID_SLOTS)))  # (seat, slot)
+            elif name == "voids":
+                meaning.append((name, *divmod(j, 4)))  # (seat, suit)
+            elif name == "trick_winners":
+                meaning.append((name, *divmod(j, n)))  # (trick, seat)
+            else:
+                meaning.append((name, j, 0))  # one-hot: (index, unused)
+    return _DecodePlan(
+        players=n,
+        tricks=RulesConfig(players=n).num_tricks,
+        phase_end=layout["phase"].stop,
+        card_bounds=tuple(range(layout["hand"].start, layout["trick"].stop + 1, NUM_CARDS)),
+        card_of=(np.arange(layout["trick_winners"].stop) - layout["hand"].start) % NUM_CARDS,
+        flag_start=layout["bids"].start,
+        flag_end=layout["trick_winners"].stop,
+        flag_meaning=tuple(meaning),
+    )
 
 
 def decode_observation(obs) -> ObservationView:
     """Readable structure from an observation vector (or the env's observation dict).
 
-    Agents call this at every decision, so it finds the non-zero entries with two
-    scans instead of one per slice.
+    Agents call this at every decision, so it finds every non-zero flag (phase
+    through trick_winners, one contiguous stretch) with one scan, cuts the card
+    blocks out of the sorted hits with a binary search per block boundary, reads
+    the few other flags through a precomputed table, and converts the fractions
+    to Python floats at once.
     """
     vec = np.asarray(obs["observation"] if isinstance(obs, dict) else obs)
-    n = players_for_size(vec.shape[-1])
-    layout = observation_layout(n)
-    tricks = _num_tricks(n)
+    plan = _decode_plan(vec.shape[-1])
+    n, tricks = plan.players, plan.tricks
+    # np.flatnonzero, minus its overhead (nonzero is quicker on a boolean array; NaN still counts, -0.0 not).
+    flags = (vec[:plan.flag_end] != 0).nonzero()[0]
+    hits = flags.tolist()
     # The card blocks (hand, passed, received, discarded, played x n, trick x n) are adjacent:
-    # one scan finds every card, already sorted by block.
-    card_start = layout["hand"].start
-    card_end = layout["trick"].stop
-    hits = np.flatnonzero(vec[card_start:card_end])
-    bounds = np.searchsorted(hits, np.arange(0, card_end - card_start + 1, NUM_CARDS)).tolist()
-    found = (hits % NUM_CARDS).tolist()
-    blocks = [found[bounds[b]:bounds[b + 1]] for b in range(4 + 2 * n)]
-    cards = {"hand": blocks[0], "passed": blocks[1], "received": blocks[2], "discarded": blocks[3]}
-    played = blocks[4:4 + n]
-    trick: list[int | None] = [b[0] if b else None for b in blocks[4 + n:]]
-    starts, names = _flag_bounds(n)
-    flag_end = layout["trick_winners"].stop
+    # one table lookup turns every hit into its card, and each block is a slice of that.
+    cards = plan.card_of[flags].tolist()
+    at = [bisect_left(hits, b) for b in plan.card_bounds]
+    blocks = [cards[lo:hi] for lo, hi in pairwise(at)]
+    # One-hot fields keep their first hit, as do the bids of each seat (the latest bid) and the
+    # winners of each trick; hits come in index order, so trick numbers come in order.
     one: dict[str, int] = {}
     bid_slot: list[int | None] = [None] * n
     voids: list[set[int]] = [set() for _ in range(n)]
-    winners: dict[int, int] = {}
-    phase_slice = layout["phase"]
-    for i in np.flatnonzero(vec[phase_slice]).tolist():
-        one.setdefault("phase", i)
-    rest = layout["bids"].start
-    for i in (np.flatnonzero(vec[rest:flag_end]) + rest).tolist():
-        f = bisect_right(starts, i) - 1
-        name, j = names[f], i - starts[f]
+    winners: list[int] = []
+    last_trick = -1
+    meaning, flag_start = plan.flag_meaning, plan.flag_start
+    for i in hits[at[-1]:]:
+        name, a, b = meaning[i - flag_start]
         if name == "bids":
-            k, slot = divmod(j, BID_SLOTS)
-            if bid_slot[k] is None:
-                bid_slot[k] = slot
+            if bid_slot[a] is None:
+                bid_slot[a] = b
         elif name == "voids":
-            k, suit = divmod(j, 4)
-            voids[k].add(suit)
+            voids[a].add(b)
         elif name == "trick_winners":
-            t, k = divmod(j, n)
-            winners.setdefault(t, k)
-        else:
-            one.setdefault(name, j)
-    bids = [None if s is None else (PASSED if s == MAX_BID else s + 1) for s in bid_slot]
-    team = vec[layout["team_tricks"]]
-    run = vec[layout["run"]]
-    scores = vec[layout["scores"]]
-    target = int(round(float(scores[2]) * TARGET_SCALE))
-    run_team = _one(run[:2])
+            if a != last_trick:
+                winners.append(b)
+                last_trick = a
+        elif name not in one:
+            one[name] = a
+    # The fractions: team_tricks (2), run (3), scores (3), redeals (1), converted at once.
+    team0, team1, run0, run1, run_len, score0, score1, target_frac, redeals = vec[plan.flag_end:].tolist()
+    target = int(round(float(target_frac) * TARGET_SCALE))
     contract = one.get("contract")
     return ObservationView(
         players=n,
-        phase=Phase(one.get("phase")),
-        hand=cards["hand"], passed=cards["passed"], received=cards["received"], discarded=cards["discarded"],
-        played=played,
-        trick=trick,
-        bids=bids,
+        phase=Phase(hits[0] if hits and hits[0] < plan.phase_end else None),
+        hand=blocks[0], passed=blocks[1], received=blocks[2], discarded=blocks[3],
+        played=blocks[4:4 + n],
+        trick=[b[0] if b else None for b in blocks[4 + n:]],
+        bids=[None if s is None else (PASSED if s == MAX_BID else s + 1) for s in bid_slot],
         contract=None if contract is None else contract + 1,
         declarer=one.get("declarer"),
         trump=one.get("trump"),
@@ -483,12 +498,12 @@ def decode_observation(obs) -> ObservationView:
         pass_direction=PassDirection(one.get("pass_direction")),
         led_suit=one.get("led_suit"),
         voids=voids,
-        trick_winners=[winners[t] for t in sorted(winners)],
-        team_tricks=(int(round(float(team[0]) * tricks)), int(round(float(team[1]) * tricks))),
-        run=(run_team, int(round(float(run[2]) * tricks))),
-        scores=(int(round(float(scores[0]) * target)), int(round(float(scores[1]) * target))),
+        trick_winners=winners,
+        team_tricks=(int(round(float(team0) * tricks)), int(round(float(team1) * tricks))),
+        run=(0 if run0 else (1 if run1 else None), int(round(float(run_len) * tricks))),
+        scores=(int(round(float(score0) * target)), int(round(float(score1) * target))),
         target=target,
-        redeals=int(round(float(vec[layout["redeals"]][0]) * REDEAL_SCALE)),
+        redeals=int(round(float(redeals) * REDEAL_SCALE)),
     )
 
 
