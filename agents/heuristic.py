@@ -94,7 +94,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, wraps
 from itertools import product
 
 import numpy as np
@@ -456,6 +456,24 @@ class HeuristicAgent(BaseAgent):
 _SUIT_CARDS = [range(s * 13, s * 13 + 13) for s in range(4)]
 
 
+def _per_decision(method):
+    """Remember a :class:`_Play` question's answers for the decision: the rules ask the same
+    ones repeatedly (a card's safety, an opponent's possible void), and they cannot change."""
+    memo_name = f"_memo_{method.__name__}"
+
+    @wraps(method)
+    def remembered(self, *args):
+        memo = self.__dict__.get(memo_name)
+        if memo is None:
+            memo = self.__dict__[memo_name] = {}
+        answer = memo.get(args)
+        if answer is None:
+            answer = memo[args] = method(self, *args)
+        return answer
+
+    return remembered
+
+
 class _Play:
     """One card-play decision: what is known, and the rules of the module docstring."""
 
@@ -492,25 +510,18 @@ class _Play:
         run_team, run_len = view.run
         self.opp_run = run_team == 1 and run_len >= 2
         self.tricks_left = len(view.hand)
-        # The questions below have one answer per decision and the rules ask them repeatedly
-        # (the same card's safety, each opponent's possible void): remember the answers.
-        self._may_be_void: dict[tuple[int, int], bool] = {}
-        self._safe: dict[tuple[int, int], bool] = {}
-        self._opps_may_cut: dict[int, bool] = {}
 
     # ---------------------------------------------------------------- knowledge
     def could_hold(self, k: int, card: int) -> bool:
         h = self.holder.get(card)
         return (h is None or h == k) and card // 13 not in self.voids[k]
 
+    @_per_decision
     def may_be_void(self, k: int, suit: int) -> bool:
         """Known void, or so few cards of the suit are out that ``k`` may well have none."""
-        key = (k, suit)
-        known = self._may_be_void.get(key)
-        if known is None:
-            known = self._may_be_void[key] = suit in self.voids[k] or \
-                sum(1 for c in self.unseen_by_suit[suit] if self.could_hold(k, c)) <= self.params.void_risk
-        return known
+        if suit in self.voids[k]:
+            return True
+        return sum(1 for c in self.unseen_by_suit[suit] if self.could_hold(k, c)) <= self.params.void_risk
 
     def beats(self, card: int, best: int, led: int) -> bool:
         s, bs = card // 13, best // 13
@@ -530,26 +541,18 @@ class _Play:
                     return True
         return False
 
+    @_per_decision
     def safe(self, best: int, led: int) -> bool:
         """No opponent still to play can beat ``best``."""
-        key = (best, led)
-        known = self._safe.get(key)
-        if known is None:
-            known = self._safe[key] = not any(self.can_beat(k, best, led) for k in self.opps_after)
-        return known
+        return not any(self.can_beat(k, best, led) for k in self.opps_after)
 
     def is_boss(self, card: int) -> bool:
         """No unseen card of its suit is higher (the unseen lists are ascending: check the last)."""
         unseen = self.unseen_by_suit[card // 13]
         return not unseen or unseen[-1] < card
 
+    @_per_decision
     def opps_may_cut(self, suit: int) -> bool:
-        known = self._opps_may_cut.get(suit)
-        if known is None:
-            known = self._opps_may_cut[suit] = self._opps_may_cut_uncached(suit)
-        return known
-
-    def _opps_may_cut_uncached(self, suit: int) -> bool:
         if suit == self.trump or self.trump < 0:
             return False
         for k in range(1, self.n, 2):

@@ -30,7 +30,7 @@ from typing import Sequence
 import numpy as np
 
 from . import actions as A
-from .cards import FULL_DECK, NUM_CARDS, card_bits, SUIT_MASKS, SUITS, card_str, cards_of, mask_of, suit_of
+from .cards import FULL_DECK, NUM_CARDS, SUIT_MASKS, SUITS, card_bits, card_str, cards_of, mask_of, suit_of
 from .config import RulesConfig
 
 

@@ -97,7 +97,6 @@ from .observation import ObservationTracker, encode_state, observation_bounds, s
 from .render import render_text
 
 
-
 def env(**kwargs) -> AECEnv:
     """The environment with PettingZoo's standard classic-game wrappers."""
     environment = raw_env(**kwargs)
@@ -167,18 +166,19 @@ class raw_env(AECEnv, EzPickle):
         seat = self.agent_name_mapping[agent]
         game = self.game
         if seat == game.current:
-            if self._cached_mask is None:
-                self._cached_mask = E.legal_mask(self.game)
-            mask = self._cached_mask.copy()
+            mask = self._current_mask().copy()
         else:
             mask = self._zero_mask.copy()
         return {"observation": self._tracker.observation(game, seat), "action_mask": mask}
 
-    def _legal(self, action: int) -> bool:
+    def _current_mask(self) -> np.ndarray:
+        """The acting seat's legal-action mask, built once per decision (observe and step both ask)."""
         if self._cached_mask is None:
             self._cached_mask = E.legal_mask(self.game)
-        return 0 <= action < NUM_ACTIONS and self._cached_mask[action] == 1
+        return self._cached_mask
 
+    def _legal(self, action: int) -> bool:
+        return 0 <= action < NUM_ACTIONS and self._current_mask()[action] == 1
 
     def state(self) -> np.ndarray:
         """Full state (every hand, the kitty and discards), seen from seat 0."""
