@@ -7,7 +7,10 @@ PY := $(VENV)/bin/python
 RUN_DIR ?= runs/default
 DEALS ?= 2000
 
-.PHONY: train test bench clean
+TS_VENV ?= .venv-tianshou
+TS_PY := $(TS_VENV)/bin/python
+
+.PHONY: train test test-tianshou bench clean plot
 
 # $(VENV)/.installed-EXTRAS: the venv with the project and those extras installed.
 $(VENV)/.installed-%: pyproject.toml
@@ -17,6 +20,15 @@ $(VENV)/.installed-%: pyproject.toml
 	$(PY) -m pip install --quiet -e ".[$*]"
 	touch $@
 
+# Tianshou 2.0 needs pandas<3, which conflicts with ray in .venv, so it has its own venv
+# (same recipe; torch==2.13.0 is repeated on the last install so pip cannot swap it).
+$(TS_VENV)/.installed: pyproject.toml
+	test -x $(TS_PY) || $(PYTHON) -m venv $(TS_VENV)
+	$(TS_PY) -m pip install --quiet --upgrade pip
+	$(TS_PY) -m pip install --quiet torch==2.13.0
+	$(TS_PY) -m pip install --quiet -e ".[dev,tianshou]" torch==2.13.0
+	touch $@
+
 train: $(VENV)/.installed-dev
 	$(PY) train.py --config configs/ppo_selfplay.yaml --run-dir $(RUN_DIR)
 	$(PY) evaluate.py --agents ppo:$(RUN_DIR)/checkpoints/best.pt heuristic random \
@@ -24,7 +36,17 @@ train: $(VENV)/.installed-dev
 
 # CI runs this (bash .ci/run): every extra, so the integration tests run rather than skip.
 test: $(VENV)/.installed-all
-	$(PY) -m pytest -n 2 --durations=15
+	$(PY) -m pytest -n 2 --durations=15 --ignore=tests/test_tianshou.py
+	$(MAKE) test-tianshou
+
+# tests/test_tianshou.py in its own venv (make test runs it after the main suite).
+test-tianshou: $(TS_VENV)/.installed
+	$(TS_PY) -m pytest tests/test_tianshou.py --durations=5
+
+# Training curves of a run as a picture: make plot RUN_DIR=runs/default -> RUN_DIR/curves.png
+# (evaluation with 95% intervals, entropy, throughput, warm start; matplotlib is in the notebook extra).
+plot: $(VENV)/.installed-notebook
+	$(PY) -m agents.curves $(RUN_DIR) -o $(RUN_DIR)/curves.png
 
 bench: $(VENV)/.installed-dev
 	$(PY) benchmarks/env_throughput.py
@@ -33,4 +55,4 @@ bench: $(VENV)/.installed-dev
 	$(PY) benchmarks/train_throughput.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) $(TS_VENV) .pytest_cache

@@ -6,6 +6,7 @@ luck of the cards cancels; see :mod:`agents.evaluation` for the method.
     python evaluate.py --agents heuristic random --deals 2000 --seed 0 --workers 2
     python evaluate.py --agents ppo:runs/default/checkpoints/best.pt heuristic random --out runs/default/eval
     python evaluate.py --agents heuristic random --players 6 --episode game --deals 200
+    python evaluate.py --agents ppo:pretrained heuristic --deals 200 --replays runs/replays   # + game records
 
 Agent specs: ``random``, ``greedy``, ``heuristic``, ``ppo:PATH`` (``ppo:pretrained``).
 A single agent plays a copy of itself; repeat a spec to rate two copies.
@@ -49,6 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--workers", type=int, default=1, help="worker processes (results do not depend on it)")
     parser.add_argument("--out", metavar="DIR", help="write results.json, results.csv, ratings.csv and table.md here")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument("--replays", metavar="DIR",
+                        help="write game records of the first --replay-deals deals of every pair (both tables) "
+                             "as DIR/*.json plus DIR/index.html, a self-contained viewer (open it in a browser)")
+    parser.add_argument("--replay-deals", type=int, default=2, metavar="N",
+                        help="deals per pair to record with --replays (default 2; each gives two records)")
     rules = parser.add_argument_group("rules (RULES.md; defaults are the rules of record)")
     rules.add_argument("--players", type=int, choices=(4, 6), default=4, help="table size (R9.3 six players)")
     rules.add_argument("--passing", type=_bool, default=True, metavar="BOOL", help="play the passing phase (R3.4)")
@@ -62,7 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.replay_deals < 1:
+        parser.error(f"--replay-deals {args.replay_deals} is not allowed: allowed an integer >= 1")
     os.environ.setdefault("OMP_NUM_THREADS", "1")  # parallelism comes from processes
     from pcr_env.config import RulesConfig
     from agents.evaluation import evaluate, write_outputs
@@ -72,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
                             bidding=args.bidding, min_bid=args.min_bid, target_score=args.target_score,
                             max_rounds=args.max_rounds, max_redeals=args.max_redeals)
         result = evaluate(args.agents, deals=args.deals, seed=args.seed, episode=args.episode, workers=args.workers,
-                          progress=not args.no_progress, rules=rules)
+                          progress=not args.no_progress, rules=rules,
+                          record_deals=min(args.replay_deals, args.deals) if args.replays else 0)
     except ValueError as err:
         print(f"evaluate.py: error: {err}", file=sys.stderr)
         return 2
@@ -80,6 +90,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         paths = write_outputs(result, args.out)
         print("\nwrote " + ", ".join(str(p) for p in paths.values()))
+    if args.replays:
+        from pcr_env.replay import write_replays
+
+        written = write_replays(result.replays, args.replays, title=f"Pass Cut Run replays: {' vs '.join(result.config['agents'])}")
+        print(f"\nwrote {len(written['json'])} replay records to {args.replays}; open {written['html']} in a browser")
     return 0
 
 

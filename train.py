@@ -51,12 +51,9 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import math
 import os
-import pickle
 import signal
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,6 +63,8 @@ import numpy as np
 import torch
 import yaml
 
+from agents import checkpoint_io
+from agents.checkpoint_io import to_arrays, to_tensors
 from agents.parallel import Workers
 from agents.ppo import (
     ActorCritic,
@@ -79,9 +78,11 @@ from agents.ppo import (
     masked_entropy,
     read_checkpoint,
     sample_actions,
+    validate_checkpoint,
 )
 from agents.rollout import SeatRollout, compute_gae
 from agents.selfplay import OpponentPool, round_outcome
+from agents.training_log import RunLog
 from agents.typed_config import apply_overrides, describe_config, from_dict, load_yaml, require, to_dict
 from pcr_env.config import RulesConfig
 from pcr_env.engine import Phase
@@ -170,7 +171,7 @@ class SelfPlayConfig:
     """Who the learner plays against (section ``selfplay``)."""
 
     opponents: dict[str, float] = field(default_factory=lambda: {"self": 0.7, "snapshot": 0.2, "heuristic": 0.1})
-    """Mix of opponents, drawn per game each time a trajectory ends, as relative weights:
+    """Mix of opponents, drawn per game each time a trajectory ends, as probabilities (summing to 1):
     ``self`` (both teams are the current network), ``snapshot`` (a frozen past network from the
     pool) or any agent spec (``heuristic``, ``random``, ``ppo:PATH``)."""
     snapshot_every: int = 10
@@ -193,7 +194,9 @@ class SelfPlayConfig:
                 except ValueError as err:
                     require(False, f"opponents.{name}", weight, f"'self', 'snapshot' or an agent spec ({err})")
             require(weight >= 0, f"opponents.{name}", weight, "a weight >= 0")
-        require(sum(self.opponents.values()) > 0, "opponents", self.opponents, "weights with a positive sum")
+        total = sum(self.opponents.values())
+        require(abs(total - 1.0) <= 1e-6, "opponents", self.opponents,
+                f"a probability distribution: weights >= 0 that sum to 1 (these sum to {total:g})")
         require(self.snapshot_every >= 1, "snapshot_every", self.snapshot_every, "an integer >= 1")
         require(self.pool_size >= 1, "pool_size", self.pool_size, "an integer >= 1")
         require(self.pfsp_power >= 0, "pfsp_power", self.pfsp_power, "a number >= 0")
@@ -318,27 +321,26 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def _finite(x: Any) -> Any:
-    """JSON has no NaN or infinity: write them as null."""
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {k: _finite(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_finite(v) for v in x]
-    return x
-
-
 def stream_seed(*keys: int) -> int:
     """A 63-bit seed derived from ``keys`` (independent streams per purpose and worker)."""
     return int(np.random.SeedSequence([int(k) for k in keys]).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
-class GracefulInterrupt:
-    """First Ctrl-C (SIGINT/SIGTERM) sets a flag checked between iterations; a second one aborts."""
+class TrainingError(RuntimeError):
+    """Training cannot go on (for example a non-finite loss); nothing good on disk was overwritten."""
 
-    def __init__(self) -> None:
+
+class GracefulInterrupt:
+    """First Ctrl-C (SIGINT/SIGTERM) sets a flag checked between iterations; a second one aborts.
+
+    Only the worker that ``announce``-s prints, once, on a line of its own (every worker of a
+    multi-worker run receives the signal). The write is a single ``os.write``: a signal handler
+    must not take the progress bar's lock.
+    """
+
+    def __init__(self, announce: bool = True) -> None:
         self.requested = False
+        self.announce = announce
 
     def install(self) -> None:
         signal.signal(signal.SIGINT, self._handle)
@@ -348,8 +350,9 @@ class GracefulInterrupt:
         if self.requested:
             raise KeyboardInterrupt
         self.requested = True
-        print("\ninterrupt: finishing this iteration, then saving checkpoints/latest.pt "
-              "(press Ctrl-C again to abort without saving)", file=sys.stderr, flush=True)
+        if self.announce:
+            os.write(2, b"\r\x1b[K\ninterrupt: finishing this iteration, then saving checkpoints/latest.pt "
+                        b"(press Ctrl-C again to abort without saving)\n")
 
 
 @dataclass
@@ -367,6 +370,14 @@ class Opponents:
         if oid < 0:
             return "self"
         return self.baseline_names[oid] if oid < len(self.baselines) else "snapshot"
+
+    def stat_keys(self) -> list[str]:
+        """The collection statistics, a fixed list (the same on every worker, whatever its games held)."""
+        keys = ["decisions", "learner_decisions", "rounds", "made", "bid_sum", "vs_rounds", "vs_declared",
+                "vs_declared_made"]
+        for name in [*self.baseline_names, "snapshot"]:
+            keys += [f"vs_{name}_rounds", f"vs_{name}_score"]
+        return keys
 
 
 def draw_opponents(opp: Opponents, games: np.ndarray, pool: OpponentPool, rng: np.random.Generator) -> None:
@@ -410,8 +421,7 @@ def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueN
     central = model.config.central_critic
     obs_dim = model.obs_dim
     scale = cfg.ppo.reward_scale
-    stats: dict[str, float] = {"decisions": 0.0, "learner_decisions": 0.0, "rounds": 0.0, "made": 0.0, "bid_sum": 0.0,
-                               "vs_rounds": 0.0, "vs_declared": 0.0, "vs_declared_made": 0.0}
+    stats = dict.fromkeys(opp.stat_keys(), 0.0)
     pool_wins = np.zeros(pool.capacity)
     pool_rounds = np.zeros(pool.capacity)
     storage.begin()
@@ -474,8 +484,8 @@ def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueN
             team = opp.learner_team[g]
             mine, theirs = rr["scores"][team], rr["scores"][(team + 1) % 2]
             name = opp.controller_name(oid)
-            stats[f"vs_{name}_rounds"] = stats.get(f"vs_{name}_rounds", 0.0) + 1
-            stats[f"vs_{name}_score"] = stats.get(f"vs_{name}_score", 0.0) + (mine - theirs)
+            stats[f"vs_{name}_rounds"] += 1
+            stats[f"vs_{name}_score"] += mine - theirs
             stats["vs_rounds"] += 1
             if rr["declarer"] % 2 == team:
                 stats["vs_declared"] += 1
@@ -516,10 +526,19 @@ def update_value_norm(value_norm: ValueNorm, returns: np.ndarray, workers: Worke
     value_norm.update_from_moments(count, total, total_sq)
 
 
+LOSS_STATS = ("policy_loss", "value_loss", "entropy", "old_approx_kl", "approx_kl", "clipfrac", "grad_norm")
+"""Loss statistics of a PPO update, in the order they are reduced over workers."""
+
+
 def ppo_update(cfg: Config, model: ActorCritic, value_norm: ValueNorm, optimizer: torch.optim.Optimizer,
                batch: dict[str, np.ndarray], workers: Workers, rng: np.random.Generator, ent_coef: float,
                device: torch.device) -> dict[str, float]:
-    """Clipped PPO epochs over one rollout; returns loss statistics (this worker's means)."""
+    """Clipped PPO epochs over one rollout; returns loss statistics over all workers.
+
+    Every collective here has a shape fixed by the config, never by this worker's data: each
+    worker runs the same number of minibatches (an empty one contributes zero gradients), and
+    statistics travel as fixed-length vectors of sums and counts.
+    """
     p = cfg.ppo
     n = len(batch["actions"])
     obs_dim, central = model.obs_dim, model.config.central_critic
@@ -527,13 +546,20 @@ def ppo_update(cfg: Config, model: ActorCritic, value_norm: ValueNorm, optimizer
     t = {k: torch.from_numpy(v) for k, v in batch.items()}
     returns_n = value_norm.normalize(t["returns"])
     old_values_n = value_norm.normalize(t["values"])
-    sums: dict[str, float] = {}
-    counts = {"updates": 0}
+    sums = np.zeros(len(LOSS_STATS))  # sums weighted by minibatch size, then their weight
+    weight = 0.0
     phase_entropy = np.zeros(len(Phase))
     phase_count = np.bincount(phase, minlength=len(Phase)).astype(np.float64)
     approx_kl = 0.0
+    epochs_done = 0
     for epoch in range(p.update_epochs):
         for mb in np.array_split(rng.permutation(n), p.num_minibatches):
+            optimizer.zero_grad(set_to_none=False)
+            if len(mb) == 0:  # this worker has fewer decisions than minibatches: it adds zero gradients
+                workers.average_gradients(model.parameters())
+                torch.nn.utils.clip_grad_norm_(model.parameters(), p.max_grad_norm)
+                optimizer.step()
+                continue
             x = t["inputs"].index_select(0, t["input_rows"][mb]).to(device)
             m = t["masks"][mb].to(device)
             a = t["actions"][mb].to(device)
@@ -563,7 +589,6 @@ def ppo_update(cfg: Config, model: ActorCritic, value_norm: ValueNorm, optimizer
             entropy_loss = entropy.mean()
             loss = pg_loss - ent_coef * entropy_loss + p.vf_coef * v_loss
 
-            optimizer.zero_grad(set_to_none=False)
             loss.backward()
             workers.average_gradients(model.parameters())
             grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), p.max_grad_norm).item()
@@ -571,54 +596,73 @@ def ppo_update(cfg: Config, model: ActorCritic, value_norm: ValueNorm, optimizer
 
             if epoch == 0:
                 np.add.at(phase_entropy, phase[mb], entropy.detach().cpu().numpy())
-            for k, v in (("policy_loss", pg_loss.item()), ("value_loss", v_loss.item()),
-                         ("entropy", entropy_loss.item()), ("old_approx_kl", old_approx_kl),
-                         ("approx_kl", approx_kl), ("clipfrac", clipfrac), ("grad_norm", grad_norm)):
-                sums[k] = sums.get(k, 0.0) + v
-            counts["updates"] += 1
+            sums += len(mb) * np.array([pg_loss.item(), v_loss.item(), entropy_loss.item(), old_approx_kl, approx_kl,
+                                        clipfrac, grad_norm])
+            weight += len(mb)
+        epochs_done = epoch + 1
         if p.target_kl is not None and workers.sum([approx_kl])[0] / workers.world_size > p.target_kl:
             break
-    out = {k: v / counts["updates"] for k, v in sums.items()}
-    out["epochs_done"] = float(epoch + 1)
-    for i, name in enumerate(PHASE_NAMES):
-        if phase_count[i] > 0:
-            out[f"entropy_{name}"] = float(phase_entropy[i] / phase_count[i])
+    # Explained variance from moments summed over workers: n, sum y, sum y^2, sum e, sum e^2 (e = y - prediction).
     y, pred = batch["returns"].astype(np.float64), batch["values"].astype(np.float64)
-    var_y = np.var(y)
-    out["explained_variance"] = float("nan") if var_y == 0 else float(1 - np.var(y - pred) / var_y)
+    e = y - pred
+    moments = [len(y), y.sum(), (y * y).sum(), e.sum(), (e * e).sum()]
+    total = workers.sum(np.concatenate([sums, [weight], phase_entropy, phase_count, moments]))
+    k = len(LOSS_STATS)
+    g_sums, g_weight = total[:k], total[k]
+    g_phase_entropy, g_phase_count = total[k + 1:k + 1 + len(Phase)], total[k + 1 + len(Phase):k + 1 + 2 * len(Phase)]
+    count, sy, syy, se, see = total[k + 1 + 2 * len(Phase):]
+    out = {name: float(v / g_weight) if g_weight else float("nan") for name, v in zip(LOSS_STATS, g_sums)}
+    out["epochs_done"] = float(epochs_done)
+    for i, name in enumerate(PHASE_NAMES):
+        if g_phase_count[i] > 0:
+            out[f"entropy_{name}"] = float(g_phase_entropy[i] / g_phase_count[i])
+    var_y = syy / count - (sy / count) ** 2 if count else 0.0
+    var_e = see / count - (se / count) ** 2 if count else 0.0
+    out["explained_variance"] = float("nan") if var_y <= 1e-12 else float(1 - var_e / var_y)
     return out
+
+
+BC_STATS = ("loss", "accuracy", "value_loss", "entropy")
+"""Statistics of a warm-start update, in the order they are reduced over workers."""
 
 
 def bc_update(cfg: Config, model: ActorCritic, value_norm: ValueNorm, optimizer: torch.optim.Optimizer,
               batch: dict[str, np.ndarray], workers: Workers, rng: np.random.Generator,
               device: torch.device) -> dict[str, float]:
-    """Warm start: cross-entropy on the teacher's actions, value regression on Monte-Carlo returns."""
+    """Warm start: cross-entropy on the teacher's actions, value regression on Monte-Carlo returns.
+
+    Collectives have fixed shapes, as in :func:`ppo_update`; returns statistics over all workers.
+    """
     n = len(batch["actions"])
     obs_dim, central = model.obs_dim, model.config.central_critic
     t = {k: torch.from_numpy(v) for k, v in batch.items()}
     returns_n = value_norm.normalize(t["returns"])
-    sums = {"loss": 0.0, "accuracy": 0.0, "value_loss": 0.0, "entropy": 0.0}
-    updates = 0
+    sums = np.zeros(len(BC_STATS))
+    weight = 0.0
     for _ in range(cfg.warmstart.epochs):
         for mb in np.array_split(rng.permutation(n), cfg.ppo.num_minibatches):
+            optimizer.zero_grad(set_to_none=False)
+            if len(mb) == 0:  # fewer decisions than minibatches on this worker: zero gradients
+                workers.average_gradients(model.parameters())
+                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.ppo.max_grad_norm)
+                optimizer.step()
+                continue
             x = t["inputs"].index_select(0, t["input_rows"][mb]).to(device)
             m, a = t["masks"][mb].to(device), t["actions"][mb].to(device)
             logp_all = log_probs(model.masked_logits(x[:, :obs_dim], m))
             nll = -logp_all.gather(1, a[:, None]).squeeze(1).mean()
             v_loss = 0.5 * ((model.value(x if central else x[:, :obs_dim]) - returns_n[mb].to(device)) ** 2).mean()
             loss = nll + cfg.ppo.vf_coef * v_loss
-            optimizer.zero_grad(set_to_none=False)
             loss.backward()
             workers.average_gradients(model.parameters())
             torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.ppo.max_grad_norm)
             optimizer.step()
             with torch.no_grad():
-                sums["loss"] += nll.item()
-                sums["value_loss"] += v_loss.item()
-                sums["accuracy"] += (logp_all.argmax(1) == a).float().mean().item()
-                sums["entropy"] += masked_entropy(logp_all, m).mean().item()
-            updates += 1
-    return {k: v / updates for k, v in sums.items()}
+                sums += len(mb) * np.array([nll.item(), (logp_all.argmax(1) == a).float().mean().item(), v_loss.item(),
+                                            masked_entropy(logp_all, m).mean().item()])
+            weight += len(mb)
+    total = workers.sum(np.concatenate([sums, [weight]]))
+    return {name: float(v / total[-1]) if total[-1] else float("nan") for name, v in zip(BC_STATS, total[:-1])}
 
 
 # =========================================================================== evaluation
@@ -652,33 +696,46 @@ def evaluate_policy(model: ActorCritic, ckpt: dict[str, Any], ecfg: EvalConfig, 
 
 
 # =========================================================================== checkpoints
-def worker_snapshot(ws: WorkerState, storage: SeatRollout, opp: Opponents) -> bytes:
-    """A worker's collection state (games, open decisions, opponents, RNG streams) as bytes."""
+def worker_snapshot(ws: WorkerState, storage: SeatRollout, opp: Opponents, pool: OpponentPool,
+                    teacher: Any) -> dict[str, Any]:
+    """A worker's own collection state: games, open decisions, opponents and every random stream it
+    draws from (its baselines', teacher's and pool snapshots' too: each worker's copies have been
+    used on different games). Tensors and plain data only (no pickle inside a checkpoint)."""
     pending = storage.pending
     idx = pending[pending >= 0]
     open_rows = {name: storage.flat(name)[idx].copy() for name in
                  ("inputs", "masks", "actions", "logprobs", "values", "rewards", "seats")}
-    return pickle.dumps({
-        "envs": ws.envs, "obs": ws.obs, "masks": ws.masks, "seats": ws.seats,
+    return to_tensors({
+        "envs": ws.envs.get_state(), "obs": ws.obs, "masks": ws.masks, "seats": ws.seats,
         "rng": ws.rng.bit_generator.state, "action_gen": ws.action_gen.get_state(),
+        "torch_rng": torch.get_rng_state(),
         "pending": pending.copy(), "open_rows": open_rows,
         "opponent": opp.opponent.copy(), "learner_team": opp.learner_team.copy(),
         "baseline_rng": [agent_rng_state(a) for a in opp.baselines],
+        "pool_rng": [agent_rng_state(a) for a in pool.agents],
+        "teacher_rng": agent_rng_state(teacher) if teacher is not None else None,
     })
 
 
-def restore_worker(blob: bytes, ws: WorkerState, storage: SeatRollout, opp: Opponents) -> None:
-    s = pickle.loads(blob)
-    ws.envs, ws.obs, ws.masks, ws.seats = s["envs"], s["obs"], s["masks"], s["seats"]
+def restore_worker(saved: dict[str, Any], ws: WorkerState, storage: SeatRollout, opp: Opponents, pool: OpponentPool,
+                   teacher: Any) -> None:
+    s = to_arrays({k: v for k, v in saved.items() if k not in ("action_gen", "torch_rng")})
+    ws.envs.set_state(s["envs"])
+    ws.obs, ws.masks, ws.seats = s["obs"], s["masks"], s["seats"]
     ws.rng.bit_generator.state = s["rng"]
-    ws.action_gen.set_state(s["action_gen"])
+    ws.action_gen.set_state(saved["action_gen"])
+    torch.set_rng_state(saved["torch_rng"])
     storage.pending[:] = s["pending"]
     idx = storage.pending[storage.pending >= 0]
     for name, data in s["open_rows"].items():
         storage.flat(name)[idx] = data
     opp.opponent[:], opp.learner_team[:] = s["opponent"], s["learner_team"]
-    for agent, state in zip(opp.baselines, s["baseline_rng"]):
+    for agent, state in zip(opp.baselines, saved["baseline_rng"]):
         set_agent_rng_state(agent, state)
+    for agent, state in zip(pool.agents, saved["pool_rng"]):
+        set_agent_rng_state(agent, state)
+    if teacher is not None and saved["teacher_rng"] is not None:
+        set_agent_rng_state(teacher, saved["teacher_rng"])
 
 
 def agent_rng_state(agent: Any) -> Any:
@@ -706,20 +763,78 @@ def snapshot_agent(model: ActorCritic, rules: RulesConfig, seed: int) -> PPOAgen
 
 
 # =========================================================================== the run
+RESUMABLE_KEYS = (
+    "ppo.total_decisions", "ppo.learning_rate", "ppo.lr_schedule", "ppo.ent_coef", "ppo.ent_coef_final",
+    "ppo.vf_coef", "ppo.max_grad_norm", "ppo.target_kl", "ppo.clip_coef", "ppo.clip_vloss", "ppo.norm_adv",
+    "ppo.update_epochs", "ppo.num_minibatches", "selfplay.snapshot_every", "selfplay.pfsp_power",
+    "checkpoint_every", "device", "output_dir", "run_name", "eval.",
+)
+"""Config keys ``--set`` may change when a run resumes (``eval.``: the whole section). The others
+fix the shape or meaning of the saved state (games, network, opponents, random streams)."""
+
+
+def _leaves(data: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(data, dict):
+        out: dict[str, Any] = {}
+        for k, v in data.items():
+            out.update(_leaves(v, f"{prefix}{k}."))
+        return out
+    return {prefix[:-1]: data}
+
+
+def check_resume_changes(saved: dict[str, Any], cfg: Config) -> None:
+    """Refuse ``--set`` changes that the saved state cannot follow, naming the key."""
+    before, after = _leaves(saved), _leaves(to_dict(cfg))
+    for key in sorted(set(before) | set(after)):
+        old, new = before.get(key), after.get(key)
+        if isinstance(old, tuple):
+            old = list(old)
+        if isinstance(new, tuple):
+            new = list(new)
+        if old == new or any(key == k or (k.endswith(".") and key.startswith(k)) for k in RESUMABLE_KEYS):
+            continue
+        if key == "num_workers":
+            raise ValueError(f"this run was trained with num_workers={old}: resume it with the same number "
+                             "(its games and random streams are split that way)")
+        raise ValueError(f"--resume: config key {key!r} cannot change when a run resumes (the run has {old!r}, "
+                         f"--set asks for {new!r}): the saved games, network and random streams depend on it. "
+                         f"Start a new run for that (keys that may change: {', '.join(RESUMABLE_KEYS)})")
+
+
+def resume_advice(latest: Path) -> str:
+    """What to do when ``latest`` cannot be used."""
+    prev = checkpoint_io.previous_path(latest)
+    best = latest.with_name("best.pt")
+    if prev.is_file():
+        return (f"the previous checkpoint {str(prev)!r} is kept: move the bad file away "
+                f"(mv {latest} {latest}.bad), rename the previous one (mv {prev} {latest}) and --resume again")
+    if best.is_file():
+        return (f"start a new run from the best weights of this one: "
+                f"python train.py --config ... --set warmstart.init_from={best}")
+    return "start a new run"
+
+
+def validate_resume_checkpoint(ckpt: dict[str, Any]) -> None:
+    validate_checkpoint(ckpt)
+    training = ckpt.get("training")
+    if not isinstance(training, dict) or not isinstance(training.get("workers"), list):
+        raise ValueError("it holds no training state (it is an agent checkpoint such as best.pt, not a latest.pt)")
+
+
 def setup_run(args: argparse.Namespace) -> tuple[Config, Path, dict[str, Any] | None]:
     """Resolve the config and the run directory (new run, or the run to resume)."""
     if args.resume:
         run_dir = Path(args.resume)
         latest = run_dir / "checkpoints" / "latest.pt"
-        if not latest.is_file():
-            raise ValueError(f"--resume {str(run_dir)!r}: no checkpoints/latest.pt in that directory")
         if args.config:
             raise ValueError("--resume takes the config of the run it continues: drop --config (use --set to change a key)")
-        ckpt = torch.load(latest, map_location="cpu", weights_only=True)
+        if not latest.is_file():
+            prev = checkpoint_io.previous_path(latest)
+            hint = f" (there is {str(prev)!r}: rename it to latest.pt to resume from it)" if prev.is_file() else ""
+            raise ValueError(f"--resume {str(run_dir)!r}: no checkpoints/latest.pt in that directory{hint}")
+        ckpt = checkpoint_io.load(latest, advice=resume_advice(latest), validate=validate_resume_checkpoint)
         cfg = load_config(None, args.set, base=ckpt["config"])
-        if ckpt["training"]["num_workers"] != cfg.num_workers:
-            raise ValueError(f"this run was trained with num_workers={ckpt['training']['num_workers']}: "
-                             "resume it with the same number (its games and random streams are split that way)")
+        check_resume_changes(ckpt["config"], cfg)
         return cfg, run_dir, ckpt
     if not args.config:
         raise ValueError("give --config FILE (for example configs/ppo_selfplay.yaml) or --resume RUN_DIR")
@@ -735,224 +850,256 @@ def setup_run(args: argparse.Namespace) -> tuple[Config, Path, dict[str, Any] | 
     return cfg, run_dir, None
 
 
-def train(rank: int, cfg: Config, run_dir: Path, resume: dict[str, Any] | None, max_iterations: int | None,
-          quiet: bool) -> None:
-    torch.set_num_threads(1)
-    workers = Workers(rank, cfg.num_workers, str((run_dir / ".rendezvous").resolve()) if cfg.num_workers > 1 else None)
-    main_worker = workers.is_main
-    device = resolve_device(cfg.device)
-    rules = cfg.rules
-    p = cfg.ppo
-    local_envs = p.num_envs // cfg.num_workers
-    decisions_per_iteration = p.num_envs * p.num_steps
-    num_iterations = max(1, math.ceil(p.total_decisions / decisions_per_iteration))
-    bc_iterations = math.ceil(cfg.warmstart.decisions / decisions_per_iteration) if cfg.warmstart.decisions else 0
+def remove_leftovers(checkpoints: Path) -> None:
+    """Temporary files a killed run left behind: half-written checkpoints, evaluation copies."""
+    checkpoint_io.remove_stale_temporaries(checkpoints)
+    for p in checkpoints.glob(".eval-*.pt"):
+        p.unlink(missing_ok=True)
 
-    # TRY NOT TO MODIFY: seeding. Every stream derives from (seed, purpose, worker).
-    torch.manual_seed(stream_seed(cfg.seed, 0))  # weight initialisation: identical on every worker
-    torch.backends.cudnn.deterministic = True
-    envs = VectorEnv(local_envs, seed=stream_seed(cfg.seed, 1, rank), episode="game", reward="score_diff",
-                     **rules.to_dict())
-    obs, masks, seats = envs.reset()
-    ws = WorkerState(envs, obs, masks, seats, np.random.default_rng([cfg.seed, 2, rank]),
-                     torch.Generator().manual_seed(stream_seed(cfg.seed, 3, rank)))
 
-    model = ActorCritic(envs.obs_dim, envs.state_dim, envs.num_actions, cfg.network).to(device)
-    value_norm = ValueNorm()
-    if cfg.warmstart.init_from and resume is None:
-        init = read_checkpoint(cfg.warmstart.init_from)
-        check_rules_compatible(init["rules"], rules, f"warmstart.init_from {cfg.warmstart.init_from!r}")
-        if init["network"] != {k: list(v) if isinstance(v, tuple) else v for k, v in to_dict(cfg.network).items()}:
-            raise ValueError(f"warmstart.init_from {cfg.warmstart.init_from!r} has network {init['network']}, "
-                             f"the config asks for {to_dict(cfg.network)}")
-        model.load_state_dict(init["model"])
+class Trainer:
+    """One worker's training run: the setup, then ``run()`` (warm start, PPO, final evaluation).
+
+    Every worker builds the same model (same seed) and its own games and random streams
+    (seeded by its rank); gradients and statistics are reduced over workers, so all of
+    them hold the same weights. The main worker (rank 0) writes the run directory.
+    """
+
+    def __init__(self, rank: int, cfg: Config, run_dir: Path, resume: dict[str, Any] | None, quiet: bool):
+        torch.set_num_threads(1)
+        self.cfg, self.run_dir = cfg, run_dir
+        self.workers = Workers(rank, cfg.num_workers,
+                               str((run_dir / ".rendezvous").resolve()) if cfg.num_workers > 1 else None)
+        self.main = self.workers.is_main
+        self.device = device = resolve_device(cfg.device)
+        self.rules = rules = cfg.rules
+        p = cfg.ppo
+        local_envs = p.num_envs // cfg.num_workers
+        self.decisions_per_iteration = p.num_envs * p.num_steps
+        self.num_iterations = max(1, math.ceil(p.total_decisions / self.decisions_per_iteration))
+        self.bc_iterations = math.ceil(cfg.warmstart.decisions / self.decisions_per_iteration) if cfg.warmstart.decisions else 0
+
+        # TRY NOT TO MODIFY: seeding. Every stream derives from (seed, purpose, worker).
+        torch.manual_seed(stream_seed(cfg.seed, 0))  # weight initialisation: identical on every worker
+        torch.backends.cudnn.deterministic = True
+        envs = VectorEnv(local_envs, seed=stream_seed(cfg.seed, 1, rank), episode="game", reward="score_diff",
+                         **rules.to_dict())
+        obs, masks, seats = envs.reset()
+        self.ws = WorkerState(envs, obs, masks, seats, np.random.default_rng([cfg.seed, 2, rank]),
+                              torch.Generator().manual_seed(stream_seed(cfg.seed, 3, rank)))
+
+        self.model = ActorCritic(envs.obs_dim, envs.state_dim, envs.num_actions, cfg.network).to(device)
+        self.value_norm = ValueNorm()
+        if cfg.warmstart.init_from and resume is None:
+            self._init_from(cfg.warmstart.init_from)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=p.learning_rate, eps=p.adam_eps)
+        self.bc_optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.warmstart.learning_rate, eps=p.adam_eps)
+        self.storage = SeatRollout(p.num_steps, local_envs, envs.n_players,
+                                   envs.state_dim if cfg.network.central_critic else envs.obs_dim)
+
+        self.pool = OpponentPool(cfg.selfplay.pool_size, cfg.selfplay.pfsp_power)
+        names = list(cfg.selfplay.opponents)
+        weights = np.array([cfg.selfplay.opponents[k] for k in names], np.float64)
+        baseline_names = [k for k in names if k not in ("self", "snapshot")]
+        from agents import make_agent
+
+        baselines = [make_agent(spec, seed=stream_seed(cfg.seed, 4, rank, i), rules=rules)
+                     for i, spec in enumerate(baseline_names)]
+        self.opp = Opponents(names, weights / weights.sum(), baselines, baseline_names,
+                             np.full(local_envs, -1, np.int64), np.zeros(local_envs, np.int64))
+        self.teacher = (make_agent(cfg.warmstart.teacher, seed=stream_seed(cfg.seed, 5, rank), rules=rules)
+                        if self.bc_iterations else None)
+
+        self.iteration, self.bc_done, self.decisions, self.best_score = 0, 0, 0, -math.inf
+        self.last_saved = "none yet"
+        if resume is not None:
+            self._restore(resume, rank)
+        self.config_dict = to_dict(cfg)
+        if self.main and cfg.eval.deals and cfg.eval.opponents:
+            from agents import evaluation  # noqa: F401  (fail now, not at the first evaluation)
+        if self.main:
+            remove_leftovers(run_dir / "checkpoints")
+        training = resume["training"] if resume is not None else None
+        self.log = RunLog(run_dir, active=self.main, quiet=quiet,
+                          config_yaml=yaml.safe_dump(self.config_dict, sort_keys=False),
+                          resume_log_bytes=training.get("log_bytes") if training else None,
+                          resume_step=self.tb_step if training else None)
+        if training is not None:
+            self.log.record({"type": "resume", "iteration": self.iteration, "warmstart_iteration": self.bc_done,
+                             "decisions": self.decisions})
+        self.interrupt = GracefulInterrupt(announce=self.main)
+        self.interrupt.install()
+        self.last_eval = ""
+
+    @property
+    def tb_step(self) -> int:
+        """TensorBoard's x axis: decisions played so far, warm start included (it only grows)."""
+        return self.bc_done * self.decisions_per_iteration + self.decisions
+
+    def _init_from(self, source: str) -> None:
+        init = read_checkpoint(source)
+        check_rules_compatible(init["rules"], self.rules, f"warmstart.init_from {source!r}")
+        if init["network"] != {k: list(v) if isinstance(v, tuple) else v for k, v in to_dict(self.cfg.network).items()}:
+            raise ValueError(f"warmstart.init_from {source!r} has network {init['network']}, "
+                             f"the config asks for {to_dict(self.cfg.network)}")
+        self.model.load_state_dict(init["model"])
         if "value_norm" in init:
-            value_norm.load_state_dict(init["value_norm"])
-    optimizer = torch.optim.Adam(model.parameters(), lr=p.learning_rate, eps=p.adam_eps)
-    bc_optimizer = torch.optim.Adam(model.parameters(), lr=cfg.warmstart.learning_rate, eps=p.adam_eps)
-    storage = SeatRollout(p.num_steps, local_envs, envs.n_players,
-                          envs.state_dim if cfg.network.central_critic else envs.obs_dim)
+            self.value_norm.load_state_dict(init["value_norm"])
 
-    pool = OpponentPool(cfg.selfplay.pool_size, cfg.selfplay.pfsp_power)
-    names = list(cfg.selfplay.opponents)
-    weights = np.array([cfg.selfplay.opponents[k] for k in names], np.float64)
-    baseline_names = [k for k in names if k not in ("self", "snapshot")]
-    from agents import make_agent
-
-    baselines = [make_agent(spec, seed=stream_seed(cfg.seed, 4, rank, i), rules=rules)
-                 for i, spec in enumerate(baseline_names)]
-    opp = Opponents(names, weights / weights.sum(), baselines, baseline_names,
-                    np.full(local_envs, -1, np.int64), np.zeros(local_envs, np.int64))
-    teacher = make_agent(cfg.warmstart.teacher, seed=stream_seed(cfg.seed, 5, rank), rules=rules) if bc_iterations else None
-
-    iteration, bc_done, decisions, best_score = 0, 0, 0, -math.inf
-    if resume is not None:
+    def _restore(self, resume: dict[str, Any], rank: int) -> None:
         tr = resume["training"]
-        model.load_state_dict(resume["model"])
-        value_norm.load_state_dict(resume["value_norm"])
-        optimizer.load_state_dict(tr["optimizer"])
-        bc_optimizer.load_state_dict(tr["bc_optimizer"])
-        iteration, bc_done, decisions, best_score = tr["iteration"], tr["bc_iterations"], tr["decisions"], tr["best_score"]
-        torch.set_rng_state(tr["torch_rng"])
-        for slot, (state, it_) in enumerate(zip(tr["pool"]["models"], tr["pool"]["iterations"])):
-            snap = snapshot_agent(model, rules, 0)
+        self.model.load_state_dict(resume["model"])
+        self.value_norm.load_state_dict(resume["value_norm"])
+        self.optimizer.load_state_dict(tr["optimizer"])
+        self.bc_optimizer.load_state_dict(tr["bc_optimizer"])
+        self.iteration, self.bc_done, self.decisions = tr["iteration"], tr["bc_iterations"], tr["decisions"]
+        self.best_score = tr["best_score"] if tr["best_score"] is not None else -math.inf
+        pool = self.pool
+        for state, it_ in zip(tr["pool"]["models"], tr["pool"]["iterations"]):
+            snap = snapshot_agent(self.model, self.rules, 0)
             snap.model.load_state_dict(state)
             pool.add(snap, it_)
-            set_agent_rng_state(snap, tr["pool"]["rng"][slot])
         pool.wins[:] = tr["pool"]["wins"]
         pool.rounds[:] = tr["pool"]["rounds"]
         pool.next_slot = tr["pool"]["next_slot"]
-        restore_worker(tr["workers"][rank], ws, storage, opp)
-        if teacher is not None and tr.get("teacher_rng") is not None:
-            set_agent_rng_state(teacher, tr["teacher_rng"][rank])
-    config_dict = to_dict(cfg)
+        restore_worker(tr["workers"][rank], self.ws, self.storage, self.opp, pool, self.teacher)
+        self.last_saved = f"iteration {self.iteration}" if self.iteration else f"warm start {self.bc_done}"
 
-    def save_latest(reason: str) -> None:
-        blobs = workers.gather(worker_snapshot(ws, storage, opp))
-        teacher_rng = workers.gather(agent_rng_state(teacher) if teacher is not None else None)
-        if not main_worker:
+    # ---------------------------------------------------------------- checkpoints
+    def agent_checkpoint(self, **extra: Any) -> dict[str, Any]:
+        return make_checkpoint(self.model, self.config_dict, self.rules, value_norm=self.value_norm.state_dict(),
+                               **extra)
+
+    def save_latest(self, reason: str) -> None:
+        """Write checkpoints/latest.pt (the previous one kept as latest.prev.pt); collective."""
+        snapshots = self.workers.gather(worker_snapshot(self.ws, self.storage, self.opp, self.pool, self.teacher))
+        if not self.main:
             return
+        pool = self.pool
+        line = self.log.line({"type": "checkpoint", "file": "latest.pt", "reason": reason, "iteration": self.iteration,
+                              "warmstart_iteration": self.bc_done, "decisions": self.decisions})
         training = {
-            "num_workers": cfg.num_workers, "iteration": iteration, "bc_iterations": bc_done, "decisions": decisions,
-            "best_score": best_score, "optimizer": optimizer.state_dict(), "bc_optimizer": bc_optimizer.state_dict(),
-            "torch_rng": torch.get_rng_state(), "workers": blobs, "teacher_rng": teacher_rng,
+            "num_workers": self.cfg.num_workers, "iteration": self.iteration, "bc_iterations": self.bc_done,
+            "decisions": self.decisions, "best_score": self.best_score if math.isfinite(self.best_score) else None,
+            "optimizer": self.optimizer.state_dict(), "bc_optimizer": self.bc_optimizer.state_dict(),
+            "workers": snapshots, "log_bytes": self.log.size_after(line),
             "pool": {"models": [a.model.state_dict() for a in pool.agents], "iterations": list(pool.iterations),
-                     "rng": [agent_rng_state(a) for a in pool.agents], "wins": pool.wins.copy().tolist(),
-                     "rounds": pool.rounds.copy().tolist(), "next_slot": pool.next_slot},
+                     "wins": pool.wins.tolist(), "rounds": pool.rounds.tolist(), "next_slot": pool.next_slot},
         }
-        ckpt = make_checkpoint(model, config_dict, rules, value_norm=value_norm.state_dict(), training=training,
-                               meta={"iteration": iteration, "decisions": decisions, "reason": reason})
-        atomic_save(ckpt, run_dir / "checkpoints" / "latest.pt")
-        log({"type": "checkpoint", "file": "latest.pt", "reason": reason})
+        ckpt = self.agent_checkpoint(training=training, meta={"iteration": self.iteration, "decisions": self.decisions,
+                                                              "reason": reason})
+        if not checkpoint_io.all_finite(ckpt["model"]):  # never replace a good checkpoint by a broken one
+            raise TrainingError(f"the weights hold NaN or infinite values at iteration {self.iteration}: "
+                                f"checkpoints/latest.pt was not overwritten (it holds {self.last_saved})")
+        atomic_save(ckpt, self.run_dir / "checkpoints" / "latest.pt", keep_previous=True)
+        self.log.write_line(line)
+        self.last_saved = f"iteration {self.iteration}" if self.iteration else f"warm start {self.bc_done}"
 
-    if main_worker and cfg.eval.deals and cfg.eval.opponents:
-        from agents import evaluation  # noqa: F401  (fail now, not at the first evaluation)
-    # Logging (main worker only).
-    writer = None
-    log_file = None
-    if main_worker:
-        from torch.utils.tensorboard import SummaryWriter
+    def check_finite(self, stage: str, values: dict[str, float], keys: tuple[str, ...]) -> None:
+        """Stop (every worker, in step) before a non-finite loss or weight reaches any file."""
+        bad = [k for k in keys if not math.isfinite(values.get(k, 0.0))]
+        weights_ok = checkpoint_io.all_finite(self.model.state_dict())
+        if not self.workers.any(bool(bad) or not weights_ok):
+            return
+        what = ", ".join(f"{k} = {values[k]}" for k in bad) if bad else "the weights"
+        raise TrainingError(
+            f"{stage}: non-finite {what}. Stopped before writing anything: checkpoints/latest.pt still holds "
+            f"{self.last_saved} and best.pt is untouched. Resume from there with a smaller step, e.g. "
+            f"python train.py --resume {self.run_dir} --set ppo.learning_rate={self.cfg.ppo.learning_rate / 3:.3g}")
 
-        run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "config.yaml").write_text(yaml.safe_dump(config_dict, sort_keys=False))
-        writer = SummaryWriter(str(run_dir))
-        if resume is None:
-            writer.add_text("config", "```yaml\n" + yaml.safe_dump(config_dict, sort_keys=False) + "```")
-        log_file = (run_dir / "log.jsonl").open("a")
-
-    def log(record: dict[str, Any]) -> None:
-        if log_file is not None:
-            log_file.write(json.dumps(_finite({"time": round(time.time(), 3), **record})) + "\n")
-            log_file.flush()
-
-    def scalars(prefix: str, values: dict[str, float], step: int) -> None:
-        if writer is not None:
-            for k, v in values.items():
-                if isinstance(v, (int, float)) and math.isfinite(v):
-                    writer.add_scalar(f"{prefix}/{k}", v, step)
-
-    def run_eval(deals: int, final: bool) -> dict[str, Any] | None:
-        nonlocal best_score
+    # ---------------------------------------------------------------- evaluation
+    def evaluate(self, deals: int, final: bool) -> dict[str, Any] | None:
+        """Duplicate evaluation by the main worker (the others wait); updates best.pt."""
+        cfg = self.cfg
         results = None
-        if main_worker and deals > 0 and cfg.eval.opponents:
-            start = time.time()
-            ckpt = make_checkpoint(model, config_dict, rules, value_norm=value_norm.state_dict(),
-                                   act={"greedy": cfg.eval.greedy}, meta={"iteration": iteration, "decisions": decisions})
+        start = time.time()
+        if self.main and deals > 0 and cfg.eval.opponents:
+            ckpt = self.agent_checkpoint(act={"greedy": cfg.eval.greedy},
+                                         meta={"iteration": self.iteration, "decisions": self.decisions})
             try:
-                results = evaluate_policy(model, ckpt, cfg.eval, deals, run_dir / "checkpoints" / f".eval-{iteration}.pt")
+                results = evaluate_policy(self.model, ckpt, cfg.eval, deals,
+                                          self.run_dir / "checkpoints" / f".eval-{self.iteration}.pt")
             except Exception as err:  # an evaluation problem must not cost the training run
-                print(f"\nevaluation at iteration {iteration} failed, training continues: {err!r}", file=sys.stderr)
-                log({"type": "eval_error", "iteration": iteration, "decisions": decisions, "error": repr(err)})
+                self.log.message(f"evaluation at iteration {self.iteration} failed, training continues: {err!r}")
+                self.log.record({"type": "eval_error", "iteration": self.iteration, "decisions": self.decisions,
+                                 "error": repr(err)})
                 results = None
         if results is not None:
             for spec, r in results.items():
-                scalars("eval", {f"{spec}_score_diff": r["mean"], f"{spec}_ci_low": r["ci_low"],
-                                 f"{spec}_ci_high": r["ci_high"], f"{spec}_win_rate": r["win_rate"],
-                                 f"{spec}_bid_rate": r["bid_rate"], f"{spec}_make_rate": r["make_rate"]}, decisions)
+                self.log.scalars("eval", {f"{spec}_score_diff": r["mean"], f"{spec}_ci_low": r["ci_low"],
+                                          f"{spec}_ci_high": r["ci_high"], f"{spec}_win_rate": r["win_rate"],
+                                          f"{spec}_bid_rate": r["bid_rate"], f"{spec}_make_rate": r["make_rate"]},
+                                 self.tb_step)
             score = results[cfg.eval.best_opponent]["mean"]
-            log({"type": "eval", "iteration": iteration, "decisions": decisions, "final": final,
-                 "seconds": round(time.time() - start, 1), "results": results})
-            if score > best_score:
-                best_score = score
+            self.log.record({"type": "eval", "iteration": self.iteration, "decisions": self.decisions, "final": final,
+                             "seconds": round(time.time() - start, 1), "results": results})
+            if score > self.best_score:
+                self.best_score = score
                 ckpt["meta"]["eval"] = results
-                atomic_save(ckpt, run_dir / "checkpoints" / "best.pt")
-                log({"type": "checkpoint", "file": "best.pt", "iteration": iteration, "score": score})
-        workers.barrier()
+                atomic_save(ckpt, self.run_dir / "checkpoints" / "best.pt")
+                self.log.record({"type": "checkpoint", "file": "best.pt", "iteration": self.iteration, "score": score})
+            self.last_eval = "eval " + " ".join(f"{k} {v['mean']:+.2f}" for k, v in results.items())
+        self.workers.barrier()
         return results
 
-    interrupt = GracefulInterrupt()
-    interrupt.install()
-    progress = None
-    if main_worker and not quiet:
-        from tqdm import tqdm
-
-        progress = tqdm(total=num_iterations * decisions_per_iteration, initial=min(decisions, num_iterations * decisions_per_iteration),
-                        unit="dec", unit_scale=True, dynamic_ncols=True, desc=run_dir.name)
-    last_eval = "-"
-    iterations_this_call = 0
-    stopped_early = False
-
-    # ---------------------------------------------------------------- warm start (behaviour cloning)
-    while bc_done < bc_iterations:
+    # ---------------------------------------------------------------- iterations
+    def warm_start_iteration(self) -> None:
+        """Behaviour cloning: the teacher plays every seat, the network learns its actions."""
+        cfg, p = self.cfg, self.cfg.ppo
         start = time.time()
-        stats = collect(cfg, ws, model, value_norm, storage, opp, pool, device, teacher=teacher)
-        _, mc_returns = compute_gae(storage.rewards, np.zeros_like(storage.values), storage.next_index,
-                                    storage.resolved, p.gamma, 1.0)
-        batch = training_batch(storage, np.zeros_like(mc_returns), mc_returns)
+        stats = collect(cfg, self.ws, self.model, self.value_norm, self.storage, self.opp, self.pool, self.device,
+                        teacher=self.teacher)
+        _, mc_returns = compute_gae(self.storage.rewards, np.zeros_like(self.storage.values), self.storage.next_index,
+                                    self.storage.resolved, p.gamma, 1.0)
+        batch = training_batch(self.storage, np.zeros_like(mc_returns), mc_returns)
         if p.value_norm:
-            update_value_norm(value_norm, batch["returns"], workers)
-        out = bc_update(cfg, model, value_norm, bc_optimizer, batch, workers, ws.rng, device)
-        bc_done += 1
-        iterations_this_call += 1
-        sums = workers.sum([stats["decisions"], out["loss"], out["accuracy"], out["value_loss"], out["entropy"]])
-        w = workers.world_size
-        bc_stats = {"loss": sums[1] / w, "accuracy": sums[2] / w, "value_loss": sums[3] / w, "entropy": sums[4] / w,
-                    "decisions_per_second": sums[0] / (time.time() - start)}
-        scalars("bc", bc_stats, bc_done * decisions_per_iteration)
-        log({"type": "warmstart", "iteration": bc_done, "of": bc_iterations, **bc_stats})
-        if progress is not None:
-            progress.set_postfix_str(f"warm start {bc_done}/{bc_iterations} acc {bc_stats['accuracy']:.3f}")
-        if bc_done == bc_iterations:
-            storage.pending.fill(-1)  # the teacher's open decisions are not the learner's: drop them
-        if workers.any(interrupt.requested) or (max_iterations is not None and iterations_this_call >= max_iterations):
-            stopped_early = True
-            break
+            update_value_norm(self.value_norm, batch["returns"], self.workers)
+        out = bc_update(cfg, self.model, self.value_norm, self.bc_optimizer, batch, self.workers, self.ws.rng,
+                        self.device)
+        self.check_finite(f"warm start iteration {self.bc_done + 1}", out, BC_STATS)
+        self.bc_done += 1
+        decisions = self.workers.sum([stats["decisions"]])[0]
+        bc_stats = {**out, "decisions_per_second": decisions / (time.time() - start)}
+        self.log.scalars("bc", bc_stats, self.tb_step)
+        self.log.record({"type": "warmstart", "iteration": self.bc_done, "of": self.bc_iterations, **bc_stats})
+        self.log.advance(int(decisions), f"accuracy {bc_stats['accuracy']:.3f}")
+        if self.bc_done == self.bc_iterations:
+            self.storage.pending.fill(-1)  # the teacher's open decisions are not the learner's: drop them
 
-    # ---------------------------------------------------------------- PPO self-play
-    if not stopped_early and iteration == 0 and len(pool) == 0:
-        pool.add(snapshot_agent(model, rules, stream_seed(cfg.seed, 6, 0)), 0)
-    while not stopped_early and iteration < num_iterations:
-        iteration += 1
+    def ppo_iteration(self) -> None:
+        """Collect a rollout with the current network, then update it (CleanRL's loop body)."""
+        cfg, p, workers, pool = self.cfg, self.cfg.ppo, self.workers, self.pool
+        self.iteration += 1
         start = time.time()
-        frac = (iteration - 1) / num_iterations
+        frac = (self.iteration - 1) / self.num_iterations
         lr = p.learning_rate * (1.0 - frac) if p.lr_schedule == "linear" else p.learning_rate
-        for group in optimizer.param_groups:
+        for group in self.optimizer.param_groups:
             group["lr"] = lr
         ent_coef = p.ent_coef if p.ent_coef_final is None else p.ent_coef + frac * (p.ent_coef_final - p.ent_coef)
 
-        model.eval()
-        stats = collect(cfg, ws, model, value_norm, storage, opp, pool, device)
+        self.model.eval()
+        stats = collect(cfg, self.ws, self.model, self.value_norm, self.storage, self.opp, pool, self.device)
         collect_seconds = time.time() - start
         # ALGO LOGIC: advantages along each seat's own trajectory.
-        advantages, returns = compute_gae(storage.rewards, storage.values, storage.next_index, storage.resolved,
-                                          p.gamma, p.gae_lambda)
-        batch = training_batch(storage, advantages, returns)
+        advantages, returns = compute_gae(self.storage.rewards, self.storage.values, self.storage.next_index,
+                                          self.storage.resolved, p.gamma, p.gae_lambda)
+        batch = training_batch(self.storage, advantages, returns)
         if p.value_norm:
-            update_value_norm(value_norm, batch["returns"], workers)
-        model.train()
-        out = ppo_update(cfg, model, value_norm, optimizer, batch, workers, ws.rng, ent_coef, device)
+            update_value_norm(self.value_norm, batch["returns"], workers)
+        self.model.train()
+        losses = ppo_update(cfg, self.model, self.value_norm, self.optimizer, batch, workers, self.ws.rng, ent_coef,
+                            self.device)
+        self.check_finite(f"PPO iteration {self.iteration}", losses, LOSS_STATS)
         seconds = time.time() - start
 
-        # Reduce statistics over workers.
+        # Reduce statistics over workers: fixed-length vectors, the same keys on every worker.
         pool_delta = workers.sum(np.concatenate([stats.pop("pool_wins"), stats.pop("pool_rounds")]))
         for slot in range(len(pool)):
             pool.record(slot, pool_delta[slot], pool_delta[pool.capacity + slot])
-        keys = sorted(set().union(*workers.gather(sorted(stats))))
-        totals = dict(zip(keys, workers.sum([stats.get(k, 0.0) for k in keys])))
-        loss_keys = sorted(out)
-        losses = dict(zip(loss_keys, workers.sum([out[k] for k in loss_keys]) / workers.world_size))
+        keys = self.opp.stat_keys()
+        totals = dict(zip(keys, workers.sum([stats[k] for k in keys])))
         batch_size = workers.sum([len(batch["actions"])])[0]
-        decisions += int(totals["decisions"])
+        self.decisions += int(totals["decisions"])
 
         charts = {
             "decisions_per_second": totals["decisions"] / seconds,
@@ -966,60 +1113,97 @@ def train(rank: int, cfg: Config, run_dir: Path, resume: dict[str, Any] | None, 
             "learner_make_rate": totals["vs_declared_made"] / totals["vs_declared"] if totals["vs_declared"] else float("nan"),
             "pool_size": len(pool),
         }
-        for k in keys:
-            if k.startswith("vs_") and k.endswith("_rounds") and k != "vs_rounds":
-                name = k[3:-7]
-                charts[f"score_diff_vs_{name}"] = totals[f"vs_{name}_score"] / max(totals[k], 1)
+        for name in [*self.opp.baseline_names, "snapshot"]:
+            if totals[f"vs_{name}_rounds"]:
+                charts[f"score_diff_vs_{name}"] = totals[f"vs_{name}_score"] / totals[f"vs_{name}_rounds"]
         if len(pool):
             charts["pool_min_win_rate"] = float(pool.win_rates().min())
-        scalars("charts", charts, decisions)
-        scalars("losses", losses, decisions)
-        log({"type": "iteration", "iteration": iteration, "decisions": decisions, "seconds": round(seconds, 3),
-             **{f"charts/{k}": v for k, v in charts.items()}, **{f"losses/{k}": v for k, v in losses.items()}})
+        self.log.scalars("charts", charts, self.tb_step)
+        self.log.scalars("losses", losses, self.tb_step)
+        self.log.record({"type": "iteration", "iteration": self.iteration, "decisions": self.decisions,
+                         "seconds": round(seconds, 3), **{f"charts/{k}": v for k, v in charts.items()},
+                         **{f"losses/{k}": v for k, v in losses.items()}})
+        if self.iteration % cfg.selfplay.snapshot_every == 0:
+            pool.add(snapshot_agent(self.model, self.rules, stream_seed(cfg.seed, 6, self.iteration)), self.iteration)
+        if cfg.eval.every and self.iteration % cfg.eval.every == 0 and self.iteration < self.num_iterations:
+            self.evaluate(cfg.eval.deals, final=False)
+        self.log.advance(int(totals["decisions"]), self.last_eval)
 
-        if iteration % cfg.selfplay.snapshot_every == 0:
-            pool.add(snapshot_agent(model, rules, stream_seed(cfg.seed, 6, iteration)), iteration)
-        if cfg.eval.every and iteration % cfg.eval.every == 0 and iteration < num_iterations:
-            results = run_eval(cfg.eval.deals, final=False)
-            if results:
-                last_eval = " ".join(f"{k} {v['mean']:+.2f}" for k, v in results.items())
-        iterations_this_call += 1
-        stop = workers.any(interrupt.requested) or (max_iterations is not None and iterations_this_call >= max_iterations)
-        if iteration % cfg.checkpoint_every == 0 or iteration == num_iterations or stop:
-            save_latest("interrupted" if interrupt.requested else "stopped" if stop else "scheduled")
-        if progress is not None:
-            progress.update(int(totals["decisions"]))
-            progress.set_postfix_str(f"{charts['decisions_per_second']:,.0f} dec/s | eval {last_eval}")
-        if stop:
-            stopped_early = iteration < num_iterations
-            break
+    # ---------------------------------------------------------------- the whole run
+    def run(self, max_iterations: int | None) -> None:
+        cfg = self.cfg
+        dpi = self.decisions_per_iteration
+        done_this_call = 0
 
-    if stopped_early:
-        if bc_done < bc_iterations or iteration == 0:
-            save_latest("interrupted" if interrupt.requested else "stopped")
-        if main_worker:
-            print(f"stopped at iteration {iteration} (warm start {bc_done}/{bc_iterations}); "
-                  f"continue with: python train.py --resume {run_dir}", file=sys.stderr)
-    else:
-        results = run_eval(cfg.eval.final_deals if cfg.eval.deals else 0, final=True)
-        if main_worker and not (run_dir / "checkpoints" / "best.pt").exists():
-            # No evaluation ran: the final weights are the best we know.
-            atomic_save(make_checkpoint(model, config_dict, rules, value_norm=value_norm.state_dict(),
-                                        act={"greedy": cfg.eval.greedy}, meta={"iteration": iteration, "decisions": decisions}),
-                        run_dir / "checkpoints" / "best.pt")
-        log({"type": "done", "iteration": iteration, "decisions": decisions})
-    if progress is not None:
-        progress.close()
-    if writer is not None:
-        writer.close()
-    if log_file is not None:
-        log_file.close()
-    workers.close()
+        def stop_requested() -> bool:
+            return self.workers.any(self.interrupt.requested) or (max_iterations is not None
+                                                                   and done_this_call >= max_iterations)
+
+        stopped = False
+        if self.bc_done < self.bc_iterations:
+            self.log.start_bar("warm start", self.bc_iterations * dpi, self.bc_done * dpi)
+        while self.bc_done < self.bc_iterations:
+            self.warm_start_iteration()
+            done_this_call += 1
+            if stop_requested():
+                stopped = True
+                break
+        if not stopped and self.iteration == 0 and len(self.pool) == 0:
+            self.pool.add(snapshot_agent(self.model, self.rules, stream_seed(cfg.seed, 6, 0)), 0)
+        if not stopped:
+            self.log.start_bar("PPO", self.num_iterations * dpi, self.decisions)
+        while not stopped and self.iteration < self.num_iterations:
+            self.ppo_iteration()
+            done_this_call += 1
+            stop = stop_requested()
+            if self.iteration % cfg.checkpoint_every == 0 or self.iteration == self.num_iterations or stop:
+                self.save_latest("interrupted" if self.interrupt.requested else "stopped" if stop else "scheduled")
+            if stop:
+                stopped = self.iteration < self.num_iterations
+                break
+        self.log.close_bar()
+        if stopped:
+            if self.bc_done < self.bc_iterations or self.iteration == 0:
+                self.save_latest("interrupted" if self.interrupt.requested else "stopped")
+            self.log.message(f"stopped at iteration {self.iteration} (warm start {self.bc_done}/{self.bc_iterations}); "
+                             f"continue with: python train.py --resume {self.run_dir}")
+        else:
+            self.evaluate(cfg.eval.final_deals if cfg.eval.deals else 0, final=True)
+            best = self.run_dir / "checkpoints" / "best.pt"
+            if self.main and not best.exists():
+                # No evaluation ran: the final weights are the best we know.
+                atomic_save(self.agent_checkpoint(act={"greedy": cfg.eval.greedy},
+                                                  meta={"iteration": self.iteration, "decisions": self.decisions}), best)
+            self.log.record({"type": "done", "iteration": self.iteration, "decisions": self.decisions})
+        self.log.message(where_results_are(self.run_dir))
+
+    def close(self) -> None:
+        self.log.close()
+        self.workers.close()
+
+
+def where_results_are(run_dir: Path) -> str:
+    return (f"run directory: {run_dir}\n"
+            f"  checkpoints: {run_dir / 'checkpoints'} (best.pt: best evaluation, latest.pt: resume with "
+            f"python train.py --resume {run_dir})\n"
+            f"  logs: {run_dir / 'log.jsonl'}; TensorBoard: tensorboard --logdir {run_dir}")
+
+
+def train(rank: int, cfg: Config, run_dir: Path, resume: dict[str, Any] | None, max_iterations: int | None,
+          quiet: bool) -> None:
+    """One worker of a run (rank 0 writes the run directory)."""
+    trainer = Trainer(rank, cfg, run_dir, resume, quiet)
+    try:
+        trainer.run(max_iterations)
+    finally:
+        trainer.close()
 
 
 def _spawned(rank: int, cfg: Config, run_dir: Path, resume: dict[str, Any] | None, max_iterations: int | None,
              quiet: bool) -> None:
-    train(rank, cfg, run_dir, resume, max_iterations, quiet)
+    # torch.multiprocessing hands every worker the same shared-memory tensors. Optimizer.load_state_dict
+    # keeps them as they are, so without a private copy the workers would update one Adam state twice.
+    train(rank, cfg, run_dir, copy.deepcopy(resume), max_iterations, quiet)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -1037,6 +1221,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _worker_error(err: BaseException) -> str | None:
+    """The one-line message of a known error raised in a spawned worker (its traceback's last line)."""
+    lines = [ln for ln in str(err).strip().splitlines() if ln.strip()]
+    last = lines[-1] if lines else ""
+    for name in ("TrainingError", "CheckpointError", "ValueError"):
+        marker = f"{name}: "
+        if marker in last:
+            return last.split(marker, 1)[1]
+    return None
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     if args.list_keys:
@@ -1051,19 +1246,27 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"train.py: error: {err}") from None
     run_dir.mkdir(parents=True, exist_ok=True)
     if cfg.num_workers == 1:
-        train(0, cfg, run_dir, resume, args.max_iterations, args.quiet)
-    else:
-        rendezvous = run_dir / ".rendezvous"
-        rendezvous.unlink(missing_ok=True)
-        # Ctrl-C reaches every worker (same process group); each finishes the iteration in step with
-        # the others and the main worker saves. The parent only waits, so it ignores the signal.
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
-            torch.multiprocessing.spawn(_spawned, args=(cfg, run_dir, resume, args.max_iterations, args.quiet),
-                                        nprocs=cfg.num_workers, join=True)
-        finally:
-            signal.signal(signal.SIGINT, previous)
-            rendezvous.unlink(missing_ok=True)
+            train(0, cfg, run_dir, resume, args.max_iterations, args.quiet)
+        except (TrainingError, ValueError) as err:
+            raise SystemExit(f"train.py: error: {err}") from None
+        return
+    rendezvous = run_dir / ".rendezvous"
+    rendezvous.unlink(missing_ok=True)
+    # Ctrl-C reaches every worker (same process group); each finishes the iteration in step with
+    # the others and the main worker saves. The parent only waits, so it ignores the signal.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        torch.multiprocessing.spawn(_spawned, args=(cfg, run_dir, resume, args.max_iterations, args.quiet),
+                                    nprocs=cfg.num_workers, join=True)
+    except torch.multiprocessing.ProcessRaisedException as err:
+        message = _worker_error(err)
+        if message is None:
+            raise
+        raise SystemExit(f"train.py: error: {message}") from None
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        rendezvous.unlink(missing_ok=True)
 
 
 if __name__ == "__main__":

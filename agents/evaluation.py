@@ -53,6 +53,7 @@ from pcr_env.actions import NUM_ACTIONS
 from pcr_env.cards import NUM_CARDS
 from pcr_env.config import EPISODES, RulesConfig
 from pcr_env.observation import encode_observation
+from pcr_env.replay import GameRecorder
 
 from .base import Agent, make_agent, parse_spec
 
@@ -92,10 +93,11 @@ def agent_seed(seed: int, index: int, table: int, side: int) -> int:
 
 # ------------------------------------------------------------------------ playing
 def play_round(state: E.GameState, seat_agents: Sequence[Agent], rng: np.random.Generator,
-               names: Sequence[str] | None = None) -> E.RoundResult | None:
+               names: Sequence[str] | None = None, recorder: GameRecorder | None = None) -> E.RoundResult | None:
     """Play ``state`` to the end of its round; ``None`` if truncated by redeals (R4.4).
 
-    Each agent sees only the acting seat's observation and mask.
+    Each agent sees only the acting seat's observation and mask. A ``recorder``
+    (:class:`pcr_env.replay.GameRecorder`) sees every action before it is applied.
     """
     obs = np.zeros(0, np.float32)
     while state.phase < E.Phase.ROUND_END:
@@ -106,6 +108,8 @@ def play_round(state: E.GameState, seat_agents: Sequence[Agent], rng: np.random.
         if not (isinstance(action, (int, np.integer)) and 0 <= action < NUM_ACTIONS and mask[action]):
             who = names[seat] if names else type(seat_agents[seat]).__name__
             raise RuntimeError(f"agent {who} at seat {seat} chose illegal action {action!r} in phase {state.phase.name}")
+        if recorder is not None:
+            recorder.observe(state, int(action))
         result = E.apply_action(state, int(action), rng, validate=False)
         if result is not None:
             return result
@@ -157,14 +161,32 @@ def _record(result: E.RoundResult, x_team: int, stats: tuple[SideStats, SideStat
 
 
 def play_table(rules: RulesConfig, deal: Deal, seat_agents: Sequence[Agent], x_team: int, episode: str,
-               seed: int, stats: tuple[SideStats, SideStats], names: Sequence[str] | None = None) -> tuple[float, int | None, int, int]:
-    """One table of a duplicate deal. Returns ``(X margin, X won? (game), throw-ins, truncated)``."""
+               seed: int, stats: tuple[SideStats, SideStats], names: Sequence[str] | None = None,
+               recorder: GameRecorder | None = None) -> tuple[float, int | None, int, int]:
+    """One table of a duplicate deal. Returns ``(X margin, X won? (game), throw-ins, truncated)``.
+
+    A ``recorder`` records the table's game and is finished with its last state.
+    """
+    if recorder is None:
+        return _play_table(rules, deal, seat_agents, x_team, episode, seed, stats, names, None)
+    final: list[E.GameState] = []
+    try:
+        return _play_table(rules, deal, seat_agents, x_team, episode, seed, stats, names, recorder, final)
+    finally:
+        recorder.finish(final[-1] if final else None)
+
+
+def _play_table(rules: RulesConfig, deal: Deal, seat_agents: Sequence[Agent], x_team: int, episode: str, seed: int,
+                stats: tuple[SideStats, SideStats], names: Sequence[str] | None, recorder: GameRecorder | None,
+                final: list[E.GameState] | None = None) -> tuple[float, int | None, int, int]:
     n = rules.players
     if episode == "round":
         rng = np.random.default_rng(deal.redeal_seed)
         state = E.new_game(rules, rng, dealer=deal.dealer, round_number=deal.round_number,
                            hands=[list(h) for h in deal.hands], kitty=list(deal.kitty))
-        result = play_round(state, seat_agents, rng, names)
+        if final is not None:
+            final.append(state)
+        result = play_round(state, seat_agents, rng, names, recorder)
         if result is None:
             return 0.0, None, state.redeals, 1
         _record(result, x_team, stats)
@@ -178,7 +200,9 @@ def play_table(rules: RulesConfig, deal: Deal, seat_agents: Sequence[Agent], x_t
         rng = np.random.default_rng(rd.redeal_seed)
         state = E.new_game(rules, rng, dealer=(dealer + r - 1) % n, round_number=r,
                            hands=[list(h) for h in rd.hands], kitty=list(rd.kitty), scores=scores)
-        result = play_round(state, seat_agents, rng, names)
+        if final is not None:
+            final.append(state)
+        result = play_round(state, seat_agents, rng, names, recorder)
         throw_ins += state.redeals
         if result is None:  # truncated by redeals: the game ends undecided
             return float(scores[x_team] - scores[1 - x_team]), None, throw_ins, 1
@@ -200,6 +224,7 @@ class ChunkResult:
     stats: tuple[SideStats, SideStats]
     throw_ins: int
     truncated: int
+    replays: list[dict[str, Any]] = field(default_factory=list)  # game records of the recorded deals
 
 
 # Agents built in this process, by (spec, side, rules): a checkpoint is loaded once per worker, not per deal.
@@ -232,9 +257,15 @@ def _reseed(agent: Agent, seed: int) -> None:
 
 
 def run_chunk(task: tuple) -> ChunkResult:
-    """Play deals ``start .. start+count-1`` of one pair (a picklable, top-level work item)."""
-    pair, spec_x, spec_y, start, count, seed, rules_dict, episode = task
+    """Play deals ``start .. start+count-1`` of one pair (a picklable, top-level work item).
+
+    An optional ninth item ``(record_deals, label_x, label_y)`` records both tables of every
+    deal with index below ``record_deals`` as replay records (:mod:`pcr_env.replay`).
+    """
+    pair, spec_x, spec_y, start, count, seed, rules_dict, episode, *extra = task
+    record_deals, label_x, label_y = extra[0] if extra and extra[0] else (0, spec_x, spec_y)
     rules = RulesConfig(**rules_dict)
+    replays: list[dict[str, Any]] = []
     ax, ay = _get_agent(spec_x, 0, rules), _get_agent(spec_y, 1, rules)
     stats = (SideStats(), SideStats())
     diffs: list[float] = []
@@ -250,7 +281,17 @@ def run_chunk(task: tuple) -> ChunkResult:
             _reseed(ay, agent_seed(seed, i, table, 1))
             seats = [ax if s % 2 == x_team else ay for s in range(rules.players)]
             seat_names = [names[0] if s % 2 == x_team else names[1] for s in range(rules.players)]
-            m, w, t, tr = play_table(rules, deal, seats, x_team, episode, seed, stats, seat_names)
+            recorder = None
+            if i < record_deals:
+                label = "AB"[table]
+                recorder = GameRecorder(
+                    rules, seats=[label_x if s % 2 == x_team else label_y for s in range(rules.players)],
+                    meta={"source": "duplicate evaluation", "name": f"pair{pair}-deal{i:04d}-{label}",
+                          "pair": f"{label_x} vs {label_y}", "agent_a": label_x, "agent_b": label_y,
+                          "agent_a_team": x_team, "deal": i, "table": label, "seed": seed, "episode": episode})
+            m, w, t, tr = play_table(rules, deal, seats, x_team, episode, seed, stats, seat_names, recorder)
+            if recorder is not None:
+                replays.append(recorder.finish())
             margin += m
             won += w or 0
             throw_ins += t
@@ -258,7 +299,7 @@ def run_chunk(task: tuple) -> ChunkResult:
         diffs.append(margin / 2.0)
         if episode == "game":
             games_won.append(won)
-    return ChunkResult(pair, start, diffs, games_won, stats, throw_ins, truncated)
+    return ChunkResult(pair, start, diffs, games_won, stats, throw_ins, truncated, replays)
 
 
 # ------------------------------------------------------------------------- results
@@ -298,6 +339,7 @@ class EvaluationResult:
     pairs: list[PairResult]
     ratings: list[Rating]
     seconds: float
+    replays: list[dict[str, Any]] = field(default_factory=list, repr=False)  # see evaluate(record_deals=...)
 
     def pair(self, a: str, b: str) -> PairResult:
         for p in self.pairs:
@@ -415,13 +457,18 @@ def _labels(specs: Sequence[str]) -> list[str]:
 # ---------------------------------------------------------------------------- driver
 def evaluate(agents: Sequence[str], deals: int = 1000, seed: int = 0, episode: str = "round",
              workers: int = 1, progress: bool = True, rules: RulesConfig | dict[str, Any] | None = None,
-             pairs: Iterable[tuple[int, int]] | None = None) -> EvaluationResult:
+             pairs: Iterable[tuple[int, int]] | None = None, record_deals: int = 0) -> EvaluationResult:
     """Play every pair of ``agents`` (spec strings) in duplicate over ``deals`` deals.
 
     A single agent is played against a copy of itself; a repeated spec is a
     separate entry (``heuristic`` and ``heuristic#2``). ``pairs`` (index pairs)
     restricts the pairings. ``rules`` is a :class:`~pcr_env.RulesConfig` or its
     fields. Results are identical for any ``workers``.
+
+    ``record_deals`` > 0 records both tables of each pair's first ``record_deals``
+    deals as game records in ``result.replays`` (ordered by pair, deal, table;
+    write them with :func:`pcr_env.replay.write_replays`). Recording does not
+    change any result.
     """
     if isinstance(rules, dict) or rules is None:
         rules = RulesConfig.from_kwargs(dict(rules or {}))
@@ -431,6 +478,8 @@ def evaluate(agents: Sequence[str], deals: int = 1000, seed: int = 0, episode: s
         raise ValueError(f"deals {deals!r} is not allowed: allowed an integer >= 1")
     if not (isinstance(workers, int) and workers >= 1):
         raise ValueError(f"workers {workers!r} is not allowed: allowed an integer >= 1")
+    if not (isinstance(record_deals, int) and record_deals >= 0):
+        raise ValueError(f"record_deals {record_deals!r} is not allowed: allowed an integer >= 0")
     if not agents:
         raise ValueError("agents is empty: give at least one agent spec, e.g. ['heuristic', 'random']")
     for spec in agents:
@@ -440,6 +489,7 @@ def evaluate(agents: Sequence[str], deals: int = 1000, seed: int = 0, episode: s
     pair_list = sorted(pairs) if pairs is not None else [(i, j) for i in range(len(specs)) for j in range(i + 1, len(specs))]
     rules_dict = rules.to_dict()
     tasks = [(p, specs[i], specs[j], start, min(CHUNK, deals - start), seed, rules_dict, episode)
+             + (((record_deals, names[i], names[j]),) if start < record_deals else ())
              for p, (i, j) in enumerate(pair_list) for start in range(0, deals, CHUNK)]
     started = time.perf_counter()
     chunks: list[ChunkResult] = []
@@ -481,7 +531,8 @@ def evaluate(agents: Sequence[str], deals: int = 1000, seed: int = 0, episode: s
     config = {"agents": names, "specs": specs, "deals": deals, "seed": seed, "episode": episode,
               "rules": rules_dict, "workers": workers, "duplicate": True,
               "score_difference": "mean over the two tables of (agent_a team score - agent_b team score)"}
-    return EvaluationResult(config=config, pairs=results, ratings=ratings, seconds=elapsed)
+    replays = [r for c in sorted(chunks, key=lambda c: (c.pair, c.start)) for r in c.replays]
+    return EvaluationResult(config=config, pairs=results, ratings=ratings, seconds=elapsed, replays=replays)
 
 
 def _progress_bar(total: int, enabled: bool):

@@ -36,17 +36,24 @@ class Workers:
         return self.rank == 0
 
     def average_gradients(self, params: Iterable[torch.nn.Parameter]) -> None:
-        """Replace every gradient by its mean over workers (one all-reduce of a flat buffer)."""
+        """Replace every gradient by its mean over workers (one all-reduce of a flat buffer).
+
+        The buffer holds every parameter, a missing gradient as zeros, so its size is the
+        same on every worker whatever each one's minibatch touched.
+        """
         if self.world_size == 1:
             return
-        grads = [p.grad for p in params if p.grad is not None]
-        flat = torch.cat([g.reshape(-1) for g in grads])
+        params = [p for p in params if p.requires_grad]
+        for p in params:
+            if p.grad is None:
+                p.grad = torch.zeros_like(p)
+        flat = torch.cat([p.grad.reshape(-1) for p in params])
         dist.all_reduce(flat)
         flat /= self.world_size
         offset = 0
-        for g in grads:
-            g.copy_(flat[offset:offset + g.numel()].view_as(g))
-            offset += g.numel()
+        for p in params:
+            p.grad.copy_(flat[offset:offset + p.numel()].view_as(p.grad))
+            offset += p.numel()
 
     def sum(self, values: Any) -> np.ndarray:
         """Element-wise sum of a float array over workers (float64)."""

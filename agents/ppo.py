@@ -37,8 +37,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -51,6 +49,7 @@ from pcr_env.actions import NUM_ACTIONS
 from pcr_env.config import RulesConfig
 from pcr_env.observation import observation_layout, state_layout
 
+from . import checkpoint_io
 from .base import BaseAgent
 from .typed_config import require
 
@@ -206,21 +205,9 @@ def check_rules_compatible(trained: dict[str, Any], table: RulesConfig | dict[st
                          "train a policy for these rules or play it on the rules it was trained for")
 
 
-def atomic_save(obj: Any, path: str | Path) -> None:
-    """``torch.save`` to a temporary file in the same folder, then rename: never a half-written file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(obj, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+def atomic_save(obj: dict[str, Any], path: str | Path, *, keep_previous: bool = False) -> None:
+    """Write a checkpoint atomically with its checksum (:func:`agents.checkpoint_io.save`)."""
+    checkpoint_io.save(obj, path, keep_previous=keep_previous)
 
 
 def make_checkpoint(model: ActorCritic, config: dict[str, Any], rules: RulesConfig, **extra: Any) -> dict[str, Any]:
@@ -251,25 +238,27 @@ def resolve_path(path: str | Path) -> Path:
 
 
 def read_checkpoint(path: str | Path, map_location: str = "cpu") -> dict[str, Any]:
-    """Load and validate a checkpoint written by ``train.py`` (format, version, observation layout)."""
+    """Load and validate a checkpoint written by ``train.py`` (checksum, format, version, observation layout)."""
     p = resolve_path(path)
-    try:
-        ckpt = torch.load(p, map_location=map_location, weights_only=True)
-    except Exception as err:  # a truncated or foreign file
-        raise ValueError(f"{str(p)!r} is not a readable PPO checkpoint: {err}") from err
-    if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
-        raise ValueError(f"{str(p)!r} is not a pcr PPO checkpoint (no format {CHECKPOINT_FORMAT!r} marker)")
+    return checkpoint_io.load(p, map_location=map_location, require_checksum=False, validate=validate_checkpoint)
+
+
+def validate_checkpoint(ckpt: dict[str, Any]) -> None:
+    """Raise ``ValueError`` unless ``ckpt`` is a pcr PPO checkpoint this code can use."""
+    if ckpt.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"it is not a pcr PPO checkpoint (no format {CHECKPOINT_FORMAT!r} marker)")
     if ckpt.get("version") != CHECKPOINT_VERSION:
-        raise ValueError(f"{str(p)!r} has checkpoint version {ckpt.get('version')!r}: this code reads version {CHECKPOINT_VERSION}")
+        raise ValueError(f"it has checkpoint version {ckpt.get('version')!r}: this code reads version {CHECKPOINT_VERSION}")
     players = ckpt["rules"]["players"]
     expected = observation_signature(players)
     if ckpt["signature"] != expected:
         mine = dict(map(tuple, expected["observation"]))
         theirs = dict(map(tuple, ckpt["signature"]["observation"]))
         diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
-        raise ValueError(f"{str(p)!r} was trained on an incompatible observation layout (differs in {diff or 'state/actions'}); "
+        raise ValueError(f"it was trained on an incompatible observation layout (differs in {diff or 'state/actions'}); "
                          "it cannot be used with this version of pcr_env")
-    return ckpt
+    if not checkpoint_io.all_finite(ckpt["model"]):
+        raise ValueError("its weights hold NaN or infinite values")
 
 
 def build_model(ckpt: dict[str, Any]) -> ActorCritic:
@@ -359,5 +348,5 @@ def load_ppo_agent(path: str, seed: int | None = None, device: str = "cpu", *, g
 __all__ = [
     "MASKED_LOGIT", "NetworkConfig", "ActorCritic", "ValueNorm", "PPOAgent", "layer_init", "log_probs",
     "masked_entropy", "sample_actions", "observation_signature", "check_rules_compatible", "atomic_save",
-    "make_checkpoint", "read_checkpoint", "build_model", "load_ppo_agent", "PRETRAINED_PATH", "VARIANT_FIELDS",
+    "make_checkpoint", "read_checkpoint", "validate_checkpoint", "build_model", "load_ppo_agent", "PRETRAINED_PATH", "VARIANT_FIELDS",
 ]

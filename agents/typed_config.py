@@ -186,14 +186,31 @@ def to_dict(obj: Any) -> Any:
 
 
 def load_yaml(path: str | Path) -> dict[str, Any]:
-    """Read a YAML mapping (an empty file is an empty mapping)."""
+    """Read a YAML mapping of config keys.
+
+    A file with no keys at all (empty, or only comments) is refused: it would silently
+    train the built-in defaults. Write ``{}`` to ask for the defaults on purpose. A
+    syntax error is one line naming the file, the line and the column.
+    """
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"config file {str(path)!r} does not exist")
-    with path.open() as f:
-        data = yaml.safe_load(f)
+    try:
+        with path.open() as f:
+            data = yaml.safe_load(f)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "somewhere"
+        problem = err.problem or err.context or "syntax error"
+        raise ValueError(f"config file {str(path)!r} is not valid YAML: {where}: {problem}") from None
+    except yaml.YAMLError as err:
+        raise ValueError(f"config file {str(path)!r} is not valid YAML: {str(err).splitlines()[0]}") from None
+    except UnicodeDecodeError as err:
+        raise ValueError(f"config file {str(path)!r} is not a text file ({err.reason} at byte {err.start})") from None
     if data is None:
-        return {}
+        raise ValueError(f"config file {str(path)!r} holds no config keys (it is empty or only comments): "
+                         "it would train the built-in defaults; write {} to do that on purpose, "
+                         "or see the keys with --list-keys")
     if not isinstance(data, dict):
         raise ValueError(f"config file {str(path)!r} holds {type(data).__name__}: expected a mapping of keys")
     return data

@@ -18,6 +18,21 @@ learners are then placed on the cluster's nodes. ``--num-env-runners`` sets the
 sampling processes, ``--num-learners`` the training processes (add
 ``--num-gpus-per-learner 1`` on GPU nodes).
 
+Network exposure: the local Ray instance this script starts (no ``--address``) binds every Ray
+service to ``127.0.0.1`` (``--node-ip-address``, default loopback) and starts no dashboard, so
+nothing listens on the machine's network interfaces. Ray binds to the loopback only when its
+"cluster" switch is off, ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, which the script sets for a
+loopback address (``--node-ip-address 127.0.0.1`` alone is turned back into the eth0 address by
+Ray 2.60). To let other machines join, pass this machine's address on the cluster's private
+network instead (``--node-ip-address 10.0.0.5``). A cluster started with ``ray start`` is bound
+by ``ray start``'s own flags: see examples/README.md ("On a Ray cluster"). Ray has no
+authentication: anything that can reach its ports can run code on the cluster, so open them
+only to a trusted network.
+
+A training iteration that sampled no environment steps (RLlib logs "No samples returned from
+remote workers" when the env runners miss ``--sample-timeout``, typically on an overloaded
+machine) stops the script with exit status 1 and a message, instead of "training" on nothing.
+
 Per iteration the script prints the mean episode return of each team policy
 (score-difference rewards: zero-sum, so the two means mirror each other) and
 saves a checkpoint under ``--out``. With ``--eval-deals N`` it also plays the
@@ -30,6 +45,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -40,6 +57,14 @@ from pcr_env.rllib_env import rllib_env, team_policy
 
 ENV_NAME = "pass_cut_run"
 POLICIES = ("team_0", "team_1")
+LOOPBACK = "127.0.0.1"
+# Ray 2.x: with this switch off, Ray resolves the node address to the loopback and binds its
+# services (GCS, raylet, object manager, workers) there. Read by ``ray`` when it is imported.
+RAY_CLUSTER_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+class NoSamplesError(RuntimeError):
+    """A training iteration sampled no environment steps (the script exits with status 1)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,6 +72,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--iterations", type=int, default=50, help="training iterations (each samples one train batch)")
     p.add_argument("--address", default=None, help="Ray cluster address ('auto' = the running cluster); default: a local instance")
     p.add_argument("--num-cpus", type=int, default=None, help="CPUs of the local Ray instance (default: all)")
+    p.add_argument("--node-ip-address", default=LOOPBACK,
+                   help="address the local Ray instance binds to (default 127.0.0.1: reachable from this machine only); "
+                        "this machine's address on a trusted cluster network lets other nodes join. Ignored with --address")
+    p.add_argument("--sample-timeout", type=float, default=60.0,
+                   help="seconds RLlib waits for the env runners' samples each iteration (RLlib's default: 60)")
     p.add_argument("--num-env-runners", type=int, default=1, help="sampling processes (0: sample in the driver)")
     p.add_argument("--num-envs-per-runner", type=int, default=1)
     p.add_argument("--num-learners", type=int, default=0, help="learner processes (0: learn in the driver)")
@@ -86,13 +116,46 @@ def build_config(args: argparse.Namespace):
         .multi_agent(policies=set(POLICIES), policy_mapping_fn=team_policy)
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={p: module for p in POLICIES}))
         .env_runners(num_env_runners=args.num_env_runners, num_envs_per_env_runner=args.num_envs_per_runner,
-                     num_cpus_per_env_runner=1)
+                     num_cpus_per_env_runner=1, sample_timeout_s=args.sample_timeout)
         .learners(num_learners=args.num_learners, num_gpus_per_learner=args.num_gpus_per_learner)
         .training(train_batch_size_per_learner=args.train_batch, minibatch_size=args.minibatch,
                   num_epochs=args.epochs, lr=args.lr, gamma=1.0, lambda_=0.95, entropy_coeff=0.01,
                   vf_clip_param=100.0)  # score margins are tens of points: don't clip the value loss at RLlib's 10
         .debugging(seed=args.seed)
     )
+
+
+def sampled_env_steps(result: dict[str, Any], lifetime_before: int) -> tuple[int, int]:
+    """(env steps sampled in this ``algo.train()`` iteration, env steps sampled in total so far)."""
+    lifetime = (result.get("env_runners") or {}).get("num_env_steps_sampled_lifetime")
+    if lifetime is None:  # no env runner reported anything this iteration
+        return 0, lifetime_before
+    return int(lifetime) - lifetime_before, int(lifetime)
+
+
+def check_sampled(steps: int, iteration: int, sample_timeout_s: float) -> None:
+    """Raise :class:`NoSamplesError` when an iteration sampled no environment steps.
+
+    RLlib only logs "No samples returned from remote workers" (a warning, easy to miss) when no env
+    runner returned its sample within ``sample_timeout_s``, then updates on an empty batch and
+    reports 0 env steps: the run would otherwise "succeed" without training.
+    """
+    if steps <= 0:
+        raise NoSamplesError(
+            f"training iteration {iteration} sampled no environment steps: no env runner returned its "
+            f"samples within --sample-timeout {sample_timeout_s:g} s (RLlib logs 'No samples returned from "
+            "remote workers'), so nothing was trained. The machine or cluster is probably overloaded or an env "
+            "runner died: raise --sample-timeout, lower --train-batch, or check `ray status` and the runners' logs.")
+
+
+def bind_local_ray(node_ip_address: str) -> None:
+    """Make a local ``ray.init`` bind to ``node_ip_address``; a loopback address needs Ray's cluster switch off."""
+    if node_ip_address not in (LOOPBACK, "localhost"):
+        return
+    os.environ[RAY_CLUSTER_SWITCH] = "0"  # inherited by the raylet, the GCS and every worker process
+    constants = sys.modules.get("ray._private.ray_constants")
+    if constants is not None:  # ray was imported before the switch was set (for example by another test)
+        constants.ENABLE_RAY_CLUSTER = False
 
 
 def policy_returns(result: dict[str, Any]) -> dict[str, float]:
@@ -147,28 +210,41 @@ def register_rllib_agent() -> None:
                    description="a team policy from an RLlib checkpoint of examples/rllib_multiagent.py")
 
 
+def ray_init_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """``ray.init`` arguments: join ``--address``, or start a local instance bound to ``--node-ip-address``, no dashboard."""
+    kwargs: dict[str, Any] = {"address": args.address, "include_dashboard": False, "ignore_reinit_error": True,
+                              "log_to_driver": False}
+    if args.address is None:
+        kwargs.update(num_cpus=args.num_cpus, _node_ip_address=args.node_ip_address)
+    return kwargs
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    args = build_parser().parse_args(argv)
+    if args.address is None:
+        bind_local_ray(args.node_ip_address)
     import ray
     from ray.tune.registry import register_env
 
-    args = build_parser().parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    ray.init(address=args.address, num_cpus=args.num_cpus if args.address is None else None,
-             include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
+    ray.init(**ray_init_kwargs(args))
+    ray_address = ray.get_runtime_context().gcs_address
     register_env(ENV_NAME, rllib_env)
     algo = build_config(args).build_algo()
     history = []
     try:
+        total = 0
         for it in range(1, args.iterations + 1):
             start = time.perf_counter()
             result = algo.train()
             returns = policy_returns(result)
-            steps = int(result.get("env_runners", {}).get("num_env_steps_sampled_lifetime", 0))
-            history.append({"iteration": it, "env_steps": steps, "returns": returns,
+            sampled, total = sampled_env_steps(result, total)
+            history.append({"iteration": it, "env_steps": total, "sampled": sampled, "returns": returns,
                             "seconds": round(time.perf_counter() - start, 2)})
-            print(f"iter {it:4d}  env steps {steps:8d}  " + "  ".join(f"{p} {r:+.2f}" for p, r in returns.items()))
+            print(f"iter {it:4d}  env steps {total:8d}  " + "  ".join(f"{p} {r:+.2f}" for p, r in returns.items()))
+            check_sampled(sampled, it, args.sample_timeout)
         checkpoint = algo.save_to_path(str((args.out / "checkpoint").resolve()))
-        summary: dict[str, Any] = {"checkpoint": str(checkpoint), "history": history}
+        summary: dict[str, Any] = {"checkpoint": str(checkpoint), "ray_address": ray_address, "history": history}
         if args.eval_deals > 0:
             from agents.evaluation import evaluate
 
@@ -185,5 +261,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             ray.shutdown()
 
 
+def cli(argv: Sequence[str] | None = None) -> int:
+    """The command line: 0 on success, 1 with the message on stderr when an iteration sampled nothing."""
+    try:
+        main(argv)
+    except NoSamplesError as err:
+        print(f"error: {err}", file=sys.stderr, flush=True)
+        return 1
+    return 0
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(cli())

@@ -15,7 +15,9 @@ ids     meaning
 
 from __future__ import annotations
 
-from numbers import Integral
+import operator
+from numbers import Integral, Real
+from typing import Any
 
 from .cards import NUM_CARDS, SUITS, card_str, parse_card
 
@@ -51,6 +53,66 @@ def trump_action(suit: str | int) -> int:
     if not (_is_int(suit) and 0 <= suit < len(SUITS)):
         raise ValueError(f"trump suit {suit!r} is out of range: allowed 0..3")
     return TRUMP_BASE + int(suit)
+
+
+def action_id(value: Any) -> int:
+    """The action id that ``value`` stands for, as a Python ``int`` (the range is not checked here).
+
+    Accepted: any integer-valued scalar: Python and numpy integers, 0-d numpy
+    arrays and 0-d tensors of any framework (anything with ``ndim == 0`` and
+    ``.item()``; torch is never imported), objects with ``__index__``, and
+    floats with an integral value such as ``8.0``.
+
+    Refused, consistently for every environment of :mod:`pcr_env`:
+
+    * ``TypeError`` when ``value`` is not a number at all or not one scalar:
+      ``None``, ``bool`` (``True`` is not action 1), strings, arrays or tensors
+      with ``ndim > 0``, any other object;
+    * ``ValueError`` when it is a number but not a whole one (``8.5``, ``nan``, ``inf``).
+
+    >>> import numpy as np
+    >>> action_id(8), action_id(8.0), action_id(np.int16(8)), action_id(np.array(8))
+    (8, 8, 8, 8)
+    >>> action_id(True)
+    Traceback (most recent call last):
+    ...
+    TypeError: action True is a bool, not an action id: expected an integer 0..69
+    >>> action_id(8.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: action 8.5 is not a whole number: expected an integer 0..69
+    """
+    original = value
+    ndim = getattr(value, "ndim", None)
+    if ndim is not None and not isinstance(value, (str, bytes)):
+        if ndim != 0:
+            shape = tuple(getattr(value, "shape", ())) or f"ndim {ndim}"
+            raise TypeError(
+                f"action {original!r} has shape {shape}, not a single action id: expected one integer 0..{NUM_ACTIONS - 1} "
+                f"(index the batch first, e.g. actions[0])"
+            )
+        item = getattr(value, "item", None)
+        if callable(item):
+            value = item()  # numpy scalar / 0-d array / 0-d tensor -> Python scalar
+    if isinstance(value, bool):
+        raise TypeError(f"action {original!r} is a bool, not an action id: expected an integer 0..{NUM_ACTIONS - 1}")
+    if value is None or isinstance(value, (str, bytes)):
+        raise TypeError(
+            f"action {original!r} of type {type(original).__name__} is not an action id: "
+            f"expected an integer 0..{NUM_ACTIONS - 1}"
+        )
+    try:
+        return operator.index(value)
+    except TypeError:
+        pass
+    if isinstance(value, Real):
+        number = float(value)
+        if not number.is_integer():
+            raise ValueError(f"action {original!r} is not a whole number: expected an integer 0..{NUM_ACTIONS - 1}")
+        return int(number)
+    raise TypeError(
+        f"action {original!r} of type {type(original).__name__} is not an action id: expected an integer 0..{NUM_ACTIONS - 1}"
+    )
 
 
 def _is_int(value) -> bool:

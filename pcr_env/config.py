@@ -1,8 +1,19 @@
-"""The validated rules configuration (RULES.md, every "config" field)."""
+"""The validated rules configuration (RULES.md, every "config" field).
+
+Errors follow Python's own convention, in every constructor of :mod:`pcr_env`
+(``RulesConfig``, ``pass_cut_run_v0.env``/``raw_env``, ``gymnasium.make("PassCutRun-v0")``,
+``VectorEnv``): an unknown keyword argument raises ``TypeError`` with
+"got an unexpected keyword argument 'name'" (the text wrappers such as TorchRL's
+``GymEnv`` look for before retrying without an optional keyword), and a bad
+value of a known keyword raises ``ValueError`` naming the field, the value and
+what is allowed.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -19,6 +30,10 @@ class RulesConfig:
     Traceback (most recent call last):
     ...
     ValueError: rules field 'players' = 5 is not allowed: allowed 4 or 6
+    >>> RulesConfig.from_kwargs({"player": 6})
+    Traceback (most recent call last):
+    ...
+    TypeError: RulesConfig() got an unexpected keyword argument 'player' (did you mean 'players'?): allowed players, passing, double_run_bonus, bidding, min_bid, target_score, max_rounds, max_redeals, first_dealer
     """
 
     players: int = 4
@@ -83,12 +98,29 @@ class RulesConfig:
         return tuple(f.name for f in dataclasses.fields(cls))
 
     @classmethod
-    def from_kwargs(cls, kwargs: dict[str, Any]) -> "RulesConfig":
-        """Build from keyword arguments, rejecting unknown names clearly."""
+    def from_kwargs(cls, kwargs: dict[str, Any], *, owner: str = "RulesConfig",
+                    other_keywords: Iterable[str] = ()) -> "RulesConfig":
+        """Build from keyword arguments (rules fields only), rejecting unknown names clearly.
+
+        An unknown name raises ``TypeError`` "OWNER() got an unexpected keyword
+        argument 'name'", like a Python function; ``other_keywords`` are the
+        caller's own keywords, listed with the fields as allowed. Bad values raise
+        ``ValueError`` (see the class).
+        """
         unknown = sorted(set(kwargs) - set(cls.field_names()))
         if unknown:
-            raise ValueError(f"unknown rules field(s) {unknown}: allowed {list(cls.field_names())}")
+            raise unexpected_keywords(owner, unknown, [*other_keywords, *cls.field_names()])
         return cls(**kwargs)
+
+    @classmethod
+    def from_mapping(cls, mapping: Any, *, where: str = "rules") -> "RulesConfig":
+        """Build from a mapping of fields given as a *value* (``rules={...}``, a config file).
+
+        Unknown or non-string keys are a bad value, so they raise ``ValueError``
+        naming them (unlike :meth:`from_kwargs`, whose names are keyword arguments).
+        """
+        check_field_names(mapping, where)
+        return cls(**dict(mapping))
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -108,6 +140,27 @@ def check_episode_reward(episode: str, reward: str) -> None:
         raise ValueError(f"reward {reward!r} is not allowed: allowed {list(REWARDS)}")
 
 
+def check_field_names(mapping: Any, where: str = "rules") -> None:
+    """``ValueError`` naming the keys of ``mapping`` that are not rules fields (a bad *value*, not a keyword)."""
+    unknown = sorted(map(repr, set(mapping) - set(RulesConfig.field_names())))
+    if unknown:
+        raise ValueError(f"{where} has unknown rules field(s) [{', '.join(unknown)}]: allowed {list(RulesConfig.field_names())}")
+
+
+def unexpected_keywords(owner: str, names: Iterable[str], allowed: Iterable[str]) -> TypeError:
+    """The ``TypeError`` for unknown keyword arguments, worded as Python words it.
+
+    >>> unexpected_keywords("raw_env", ["frameskip"], ["episode", "players"])
+    TypeError("raw_env() got an unexpected keyword argument 'frameskip': allowed episode, players")
+    """
+    allowed = list(allowed)
+    parts = []
+    for name in sorted(names, key=str):
+        close = difflib.get_close_matches(name, allowed, n=1) if isinstance(name, str) else []
+        parts.append(f"an unexpected keyword argument {name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return TypeError(f"{owner}() got {' and '.join(parts)}: allowed {', '.join(allowed)}")
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -117,4 +170,4 @@ def _check(ok: bool, name: str, value: Any, allowed: str) -> None:
         raise ValueError(f"rules field {name!r} = {value!r} is not allowed: allowed {allowed}")
 
 
-__all__ = ["RulesConfig", "EPISODES", "REWARDS", "check_episode_reward"]
+__all__ = ["RulesConfig", "EPISODES", "REWARDS", "check_episode_reward", "check_field_names", "unexpected_keywords"]

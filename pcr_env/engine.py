@@ -124,20 +124,32 @@ class RoundResult:
     winner: int | None  # R8.3: team with more tricks; None on a tie
 
     def to_info(self) -> dict:
-        """The ``"round_result"`` entry of the environment's infos."""
+        """The ``"round_result"`` entry of the environments' infos: numbers and lists of numbers only.
+
+        Every value is an ``int``, a ``bool`` or a list of ``int`` of fixed length
+        (two per-team entries; ``trick_winners`` has one seat per trick), so
+        replay buffers that stack infos (Tianshou's ``Batch``) store plain
+        numeric arrays. ``trump`` is the suit index 0..3 (C D H S, as in
+        :mod:`pcr_env.cards`; its letter is ``pcr_env.cards.SUITS[trump]``) and
+        ``winner`` is the team with more tricks, or ``-1`` on a tie (R8.3).
+
+        >>> info = RoundResult(1, 0, 2, 7, 2, (8, 5), (3, 0), (11, 5), True, (2,) * 13, (11, 5), 0).to_info()
+        >>> info["trump"], SUITS[info["trump"]], info["winner"]
+        (2, 'H', 0)
+        """
         return {
-            "round": self.round_number,
-            "dealer": self.dealer,
-            "declarer": self.declarer,
-            "bid": self.bid,
-            "trump": SUITS[self.trump],
-            "tricks": list(self.tricks),
-            "run_bonus": list(self.run_bonus),
-            "scores": list(self.scores),
-            "made": self.made,
-            "trick_winners": list(self.trick_winners),
-            "total_scores": list(self.total_scores),
-            "winner": self.winner,
+            "round": int(self.round_number),
+            "dealer": int(self.dealer),
+            "declarer": int(self.declarer),
+            "bid": int(self.bid),
+            "trump": int(self.trump),
+            "tricks": [int(x) for x in self.tricks],
+            "run_bonus": [int(x) for x in self.run_bonus],
+            "scores": [int(x) for x in self.scores],
+            "made": bool(self.made),
+            "trick_winners": [int(x) for x in self.trick_winners],
+            "total_scores": [int(x) for x in self.total_scores],
+            "winner": -1 if self.winner is None else int(self.winner),
         }
 
 

@@ -22,9 +22,32 @@ convention); it is also ``info["action_mask"]``. Once the episode has ended
 every action is marked allowed, because an all-zero mask makes masked softmaxes
 divide by zero (Pgx's convention), although none is legal then.
 
-An illegal learner action (e.g. an unmasked ``action_space.sample()``) ends the
+Actions: :meth:`step` takes any integer-valued scalar (Python or numpy integer,
+0-d array or tensor, integral float such as ``8.0``; see
+:func:`pcr_env.actions.action_id`). An illegal learner action that is a
+well-formed id (e.g. an unmasked ``action_space.sample()``, or ``70``) ends the
 episode with ``illegal_reward`` and ``info["illegal_action"] = True``, like
-PettingZoo's ``TerminateIllegalWrapper``.
+PettingZoo's ``TerminateIllegalWrapper``; why it was illegal is in
+:attr:`PassCutRunEnv.illegal_action_detail` (infos hold numbers only). Input that
+is not an action id at all is a programming error and raises instead:
+``TypeError`` for ``None``, ``True``/``False``, strings or arrays with ``ndim > 0``,
+``ValueError`` for a non-whole number such as ``8.5``. Unknown constructor
+keywords raise ``TypeError`` ("got an unexpected keyword argument ..."), bad
+values of known ones ``ValueError``.
+
+Infos: ``seat`` (the learner seat to act), ``action_mask`` (int8 array),
+``round_result`` on the step during which a round ended (numbers only, as in
+:mod:`pcr_env.pass_cut_run_v0`: ``trump`` is a suit index, ``winner`` ``-1`` on a
+tie), ``final_scores`` once the episode is over and ``illegal_action`` after an
+illegal action. Every leaf is a number, a list of numbers or a numeric array.
+
+Rendering: ``"ansi"``/``"human"`` give the learner's view as text and
+``"rgb_array"`` as a ``(720, 960, 3)`` ``uint8`` picture
+(:func:`pcr_env.render_image.render_observation`): the learner seat to act at
+the bottom with its own hand face up, the other hands face down, the public
+table around. Both are drawn from the learner's observation, so nothing hidden
+is shown. ``RecordVideo`` and SB3's ``make_vec_env`` (which asks for
+``render_mode="rgb_array"``) work as they are.
 
 >>> import gymnasium, pcr_env
 >>> env = gymnasium.make("PassCutRun-v0", others=["random"] * 3, rules={"first_dealer": 0}, episode="round")
@@ -50,8 +73,8 @@ import numpy as np
 from gymnasium import spaces
 
 from . import engine as E
-from .actions import NUM_ACTIONS, describe_action
-from .config import RulesConfig, check_episode_reward
+from .actions import NUM_ACTIONS, action_id, describe_action
+from .config import RulesConfig, check_episode_reward, check_field_names, unexpected_keywords
 from .pass_cut_run_v0 import raw_env
 
 ENV_ID = "PassCutRun-v0"
@@ -86,10 +109,16 @@ class PassCutRunEnv(gymnasium.Env):
             episode; ``None`` means ``-1`` for ``reward="win"`` and
             ``-target_score`` for ``"score_diff"`` (worse than losing any round).
         render_mode: ``"ansi"`` (:meth:`render` returns the learner's view as
-            text), ``"human"`` (prints it) or ``None``.
+            text), ``"human"`` (prints it), ``"rgb_array"`` (returns it as a
+            ``(720, 960, 3)`` ``uint8`` picture) or ``None``.
+
+    Attributes:
+        illegal_action_detail: after an illegal learner action, what was wrong
+            with it (a sentence naming the action, the seat and the phase);
+            ``None`` otherwise. It is not in ``info``, which holds numbers only.
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 1}
 
     def __init__(
         self,
@@ -122,6 +151,7 @@ class PassCutRunEnv(gymnasium.Env):
         if illegal_reward is None:
             illegal_reward = -1.0 if reward == "win" else -float(self.rules.target_score)
         self.illegal_reward = float(illegal_reward)
+        self.illegal_action_detail: str | None = None
 
         self._aec = raw_env(episode=episode, reward=reward, **self.rules.to_dict())
         # Every learner seat earns the same (team) reward: count one of them, once.
@@ -149,6 +179,7 @@ class PassCutRunEnv(gymnasium.Env):
         self._aec.reset(options=options)
         self._done = False
         self._round_result = self._seen_result = None
+        self.illegal_action_detail = None
         earned = self._play_others()
         assert earned == 0.0, "nothing is scored before the learner's first decision"
         return self._observation(), self._info()
@@ -158,16 +189,19 @@ class PassCutRunEnv(gymnasium.Env):
         if self._done:
             raise RuntimeError("the episode is over: call reset() before step()")
         game = self._aec.game
+        action_int = action_id(action)  # TypeError / ValueError: not an action id at all
         self._round_result = None
-        if not _is_action(action) or not E.is_legal(game, int(action)):
+        if not E.is_legal(game, action_int):
             self._done = True
             info = self._info()
             info["illegal_action"] = True
-            info["illegal_action_detail"] = (
-                f"{action!r} ({_describe(action)}) is not legal for seat {game.current} in phase {game.phase.name}"
+            given = "" if type(action) is int else f", given as {action!r}"
+            self.illegal_action_detail = (
+                f"action {action_int} ({_describe(action_int)}{given}) is not legal for seat {game.current} "
+                f"in phase {game.phase.name}: legal actions are {E.legal_actions(game)}"
             )
             return self._observation(), self.illegal_reward, True, False, info
-        self._aec.step(int(action))
+        self._aec.step(action_int)
         earned = float(self._aec.rewards[self._reward_agent])
         self._take_round_result()
         earned += self._play_others()
@@ -180,14 +214,21 @@ class PassCutRunEnv(gymnasium.Env):
             return self._all_allowed.copy()
         return self._aec.observe(self._aec.agent_selection)["action_mask"]
 
-    def render(self) -> str | None:
-        """The learner's view of the table (no hidden cards), as text."""
+    def render(self) -> str | np.ndarray | None:
+        """The learner's view of the table (no hidden cards): text, or a picture for ``"rgb_array"``."""
         if self.render_mode is None:
             gymnasium.logger.warn("You are calling render method without specifying any render mode.")
             return None
+        if self._aec.game is None:
+            raise RuntimeError("render() was called before reset(): call reset() first")
+        obs = self._aec.observe(self._aec.possible_agents[self._acting])
+        if self.render_mode == "rgb_array":
+            from .render_image import render_observation  # Pillow is imported only when a picture is asked for
+
+            # The round number is public (the observation does not carry it); nothing else comes from the engine.
+            return render_observation(obs, self._acting, rules=self.rules, round_number=self._aec.game.round_number)
         from .play import format_table  # the terminal player's renderer; imported late to keep imports light
 
-        obs = self._aec.observe(self._aec.possible_agents[self._acting])
         text = format_table(obs, self._acting)
         if self.render_mode == "human":
             print(text)
@@ -241,12 +282,17 @@ class PassCutRunEnv(gymnasium.Env):
             agent_name = aec.agent_selection
             obs = aec.observe(agent_name)
             action = self._agents[seat].act(obs)
-            if not _is_action(action) or not obs["action_mask"][int(action)]:
+            try:
+                chosen = action_id(action)
+            except (TypeError, ValueError):
+                chosen = None
+            if chosen is None or not (0 <= chosen < NUM_ACTIONS) or not obs["action_mask"][chosen]:
+                name = "not an action id" if chosen is None else _describe(chosen)
                 raise ValueError(
-                    f"agent {self.other_specs[seat]!r} at seat {seat} chose {action!r} ({_describe(action)}), "
+                    f"agent {self.other_specs[seat]!r} at seat {seat} chose {action!r} ({name}), "
                     f"not a legal action in phase {aec.game.phase.name}: legal {np.flatnonzero(obs['action_mask']).tolist()}"
                 )
-            aec.step(int(action))
+            aec.step(chosen)
             earned += float(aec.rewards[self._reward_agent])
             self._take_round_result()
 
@@ -276,19 +322,26 @@ class PassCutRunEnv(gymnasium.Env):
         return info
 
 
+_OWN_KEYWORDS = ("seat", "others", "team", "rules", "episode", "reward", "illegal_reward", "render_mode")
+
+
 def _rules_config(rules: RulesConfig | Mapping[str, Any] | None, fields: dict[str, Any]) -> RulesConfig:
+    unknown = set(fields) - set(RulesConfig.field_names())
+    if unknown:  # an unknown keyword argument: TypeError, as Python (and TorchRL's GymEnv retry) expects
+        raise unexpected_keywords("PassCutRunEnv", unknown, [*_OWN_KEYWORDS, *RulesConfig.field_names()])
     if rules is None:
-        return RulesConfig.from_kwargs(fields)
+        return RulesConfig(**fields)
     if isinstance(rules, RulesConfig):
         base = rules.to_dict()
     elif isinstance(rules, Mapping):
+        check_field_names(rules, "rules")  # unknown keys are a bad value of the known keyword rules=: ValueError
         base = dict(rules)
     else:
         raise ValueError(f"rules must be a RulesConfig or a mapping of its fields, not {type(rules).__name__}")
     both = sorted(set(base) & set(fields))
     if both:
         raise ValueError(f"rules field(s) {both} given both in rules= and as keyword arguments: give each once")
-    return RulesConfig.from_kwargs({**base, **fields})
+    return RulesConfig(**{**base, **fields})
 
 
 def _other_specs(others: Any, seats: tuple[int, ...]) -> dict[int, AgentLike]:
@@ -324,17 +377,11 @@ def _resolve(spec: AgentLike, seed: int | None, rules: RulesConfig) -> Agent:
     return spec
 
 
-def _is_action(action: Any) -> bool:
-    if isinstance(action, np.ndarray) and action.shape == ():
-        action = action.item()
-    return isinstance(action, (int, np.integer)) and not isinstance(action, bool) and 0 <= action < NUM_ACTIONS
-
-
-def _describe(action: Any) -> str:
+def _describe(action: int) -> str:
     try:
-        return describe_action(int(action))
-    except (TypeError, ValueError):
-        return "not an action"
+        return describe_action(action)
+    except ValueError:
+        return "out of range"
 
 
 def register() -> None:

@@ -6,6 +6,7 @@
 | Actions | Discrete |
 | Parallel API | No |
 | Manual control | No (see `python -m pcr_env.play`) |
+| Render modes | `ansi`, `human` (text), `rgb_array` (720 x 960 x 3 picture) |
 | Agents | `agents = ['player_0', 'player_1', 'player_2', 'player_3']` (six with `players=6`) |
 | Action shape | Discrete(70) |
 | Action values | 0..69 |
@@ -24,7 +25,10 @@ target_score=100, max_rounds=200, max_redeals=10, first_dealer="random",
 episode="game", reward="score_diff", render_mode=None)``
 
 The first nine are the rules (`pcr_env.RulesConfig`, validated: a bad value raises
-`ValueError` naming the field). `episode="game"` runs until the game ends (R8.4);
+`ValueError` naming the field). An unknown keyword raises `TypeError`
+("raw_env() got an unexpected keyword argument 'frameskip'", Python's wording,
+which wrappers such as TorchRL's `GymEnv` rely on to retry without it).
+`episode="game"` runs until the game ends (R8.4);
 `"round"` ends after one scored round. `reward="score_diff"` gives every agent, at
 the end of each round, its team's round score minus the other team's; `"win"`
 gives +1/-1 when the game is won (0 if truncated; in `"round"` episodes, the sign
@@ -43,6 +47,25 @@ Phases: pass (each player picks its 3 cards one action at a time, seat by seat
 from the dealer's left; nobody sees another's picks before the exchange, R3.1),
 bid, trump, discard (six players: the declarer's 4 discards, R9.3), play.
 
+`step()` takes any integer-valued scalar as that action: a Python or numpy
+integer, a 0-d numpy array, a 0-d tensor (torch, JAX: anything with `ndim == 0`
+and `.item()`), or an integral float such as `8.0`
+(`pcr_env.actions.action_id`). Anything else is refused before the state
+changes: `TypeError` for what is not one number (`None` on a live agent, `True`
+/ `False`, strings, arrays with `ndim > 0`), `ValueError` for a number that is
+not whole (`8.5`) and, in `raw_env`, for a well-formed action that is not legal
+now; every message names the agent, the phase and the legal actions. `env()`
+accepts the same inputs (its `ActionIdWrapper` hands PettingZoo's wrappers a
+plain `int`), and there a masked-out action ends the game with -1 for the mover
+(`TerminateIllegalWrapper`) and an id outside 0..69 fails
+`AssertOutOfBoundsWrapper`'s assertion, as in PettingZoo's classic games.
+
+After the game: each done agent steps `None` (PettingZoo's dead step; any other
+action raises `ValueError`). Once every agent has left `env.agents`, `raw_env`'s
+`step()` and `last()` raise `RuntimeError` ("call reset()"), while `env()`
+follows `OrderEnforcingWrapper` (a logged warning, no change). `observe(agent)`
+keeps working (the mask is then all zeros).
+
 ### Observation
 
 `observation` is the ego-centric vector described in `pcr_env.observation`
@@ -52,11 +75,32 @@ agent to act and is all zeros for the others.
 
 ### Rewards and infos
 
-See `reward` above. At the end of every round each agent's info has
-`"round_result"`: `tricks`, `run_bonus`, `scores` (per team, team 0 = even seats),
-`declarer`, `bid`, `trump`, `made`, `trick_winners` (seats), `total_scores`,
-`winner` (R8.3), `round`, `dealer`. `state()` returns the full state (all hands)
-for centralised critics.
+See `reward` above. On the step that ends a round, every agent's info is
+`{"round_result": {...}}` with `round`, `dealer`, `declarer`, `bid`, `trump`
+(suit index 0..3 = C D H S; the letter is `pcr_env.cards.SUITS[trump]`), `made`,
+`tricks`, `run_bonus`, `scores`, `total_scores` (per team, team 0 = even seats),
+`trick_winners` (one seat per trick) and `winner` (R8.3: the team with more
+tricks, `-1` on a tie). An agent's info stays until it next acts, and is `{}`
+otherwise. `state()` returns the full state (all hands) for centralised critics.
+
+Infos hold numbers only: every leaf is an `int`, `bool` or a list of `int`, and
+`round_result` has the same keys and list lengths every time (the Gym view and
+`VectorEnv` follow the same rule). Its presence is the signal "a round ended
+here", so it is not on every step; replay buffers that stack infos over steps
+(Tianshou's `Batch`) fill the steps without it with zeros, never with `None`,
+and a filled-in row is recognisable by `round == 0` (rounds count from 1).
+
+### Rendering
+
+`render_mode="ansi"` returns the table as text, `"human"` prints it (on every
+`reset` and `step`), and `"rgb_array"` returns a picture, a `(720, 960, 3)`
+`uint8` array drawn with Pillow (`pcr_env.render_image`). Both are a spectator's
+view of the whole table: seat 0 at the bottom and the others clockwise
+(seat 1 on the left), every hand face up, the agent to act outlined in gold with
+its illegal cards dimmed, the current trick in the middle, every bid, the
+contract and trump, tricks won, the current run and its bonus, and the scores.
+The Gymnasium view (`PassCutRun-v0`) draws its learner's own view instead,
+from the observation, with no hidden card.
 
 ### Reset options
 
@@ -88,33 +132,68 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle, seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.wrappers import BaseWrapper
 
 from . import engine as E
-from .actions import NUM_ACTIONS, PASS_BID, describe_action
+from .actions import NUM_ACTIONS, PASS_BID, action_id, describe_action
 from .cards import NUM_CARDS, parse_card
-from .config import RulesConfig, check_episode_reward
+from .config import RulesConfig, check_episode_reward, unexpected_keywords
 from .observation import ObservationTracker, encode_state, observation_bounds, state_size
 from .render import render_text
 
 
+_ENV_KEYWORDS = ("episode", "reward", "render_mode")
+
+
 def env(**kwargs) -> AECEnv:
-    """The environment with PettingZoo's standard classic-game wrappers."""
+    """The environment with PettingZoo's standard classic-game wrappers.
+
+    Outside in: ``OrderEnforcingWrapper``, :class:`ActionIdWrapper` (any
+    integer-valued scalar becomes its ``int``; anything else is refused with
+    the raw env's ``TypeError``/``ValueError``), ``AssertOutOfBoundsWrapper``,
+    ``TerminateIllegalWrapper(illegal_reward=-1)``.
+    """
+    unknown = set(kwargs) - set(_ENV_KEYWORDS) - set(RulesConfig.field_names())
+    if unknown:
+        raise unexpected_keywords("env", unknown, [*_ENV_KEYWORDS, *RulesConfig.field_names()])
     environment = raw_env(**kwargs)
     environment = wrappers.TerminateIllegalWrapper(environment, illegal_reward=-1)
     environment = wrappers.AssertOutOfBoundsWrapper(environment)
+    environment = ActionIdWrapper(environment)
     environment = wrappers.OrderEnforcingWrapper(environment)
     return environment
+
+
+class ActionIdWrapper(BaseWrapper):
+    """Passes every integer-valued scalar on as a Python ``int`` and refuses anything else.
+
+    PettingZoo's ``AssertOutOfBoundsWrapper`` rejects ``8.0`` or a 0-d tensor
+    with a bare ``AssertionError``, and ``TerminateIllegalWrapper`` indexes the
+    mask with the action, so ``True`` would fail inside numpy. This wrapper sits
+    outside both and gives them a plain ``int``: the rules of
+    :func:`pcr_env.actions.action_id` hold for ``env()`` as for ``raw_env()``.
+    ``None`` is passed on for an agent that is done (PettingZoo's dead step).
+    """
+
+    def step(self, action) -> None:
+        raw = self.unwrapped
+        agent = self.agent_selection
+        if action is None and (raw.terminations.get(agent) or raw.truncations.get(agent)):
+            super().step(None)
+            return
+        super().step(raw._checked_action_id(agent, action))
 
 
 class raw_env(AECEnv, EzPickle):
     """Pass Cut Run as a PettingZoo AEC environment (see the module docstring)."""
 
-    metadata = {"render_modes": ["ansi", "human"], "name": "pass_cut_run_v0", "is_parallelizable": False, "render_fps": 1}
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "name": "pass_cut_run_v0", "is_parallelizable": False,
+                "render_fps": 1}
 
     def __init__(self, episode: str = "game", reward: str = "score_diff", render_mode: str | None = None, **rules: Any):
         EzPickle.__init__(self, episode=episode, reward=reward, render_mode=render_mode, **rules)
         super().__init__()
-        self.rules = RulesConfig.from_kwargs(rules)
+        self.rules = RulesConfig.from_kwargs(rules, owner="raw_env", other_keywords=_ENV_KEYWORDS)
         check_episode_reward(episode, reward)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r} is not allowed: allowed {self.metadata['render_modes']} or None")
@@ -163,6 +242,10 @@ class raw_env(AECEnv, EzPickle):
 
     # ---------------------------------------------------------------- observe
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``agent``'s observation; it still works once the game is over (the mask is then all zeros)."""
+        self._require_reset("observe()")
+        if agent not in self.agent_name_mapping:
+            raise KeyError(f"{agent!r} is not an agent of this env: possible agents are {self.possible_agents}")
         seat = self.agent_name_mapping[agent]
         game = self.game
         if seat == game.current:
@@ -170,6 +253,20 @@ class raw_env(AECEnv, EzPickle):
         else:
             mask = self._zero_mask.copy()
         return {"observation": self._tracker.observation(game, seat), "action_mask": mask}
+
+    def last(self, observe: bool = True):
+        """PettingZoo's ``last()``; after the game, once every agent has taken its dead step, a clear error."""
+        self._require_reset("last()")
+        if self.agent_selection not in self._cumulative_rewards:
+            raise RuntimeError(
+                "the game is over and every agent has left env.agents (each took its dead step): "
+                "there is no agent to report on; call reset() to play again"
+            )
+        return super().last(observe)
+
+    def _require_reset(self, what: str) -> None:
+        if self.game is None:
+            raise RuntimeError(f"{what} was called before reset(): call reset() first")
 
     def _current_mask(self) -> np.ndarray:
         """The acting seat's legal-action mask, built once per decision (observe and step both ask)."""
@@ -180,29 +277,56 @@ class raw_env(AECEnv, EzPickle):
     def _legal(self, action: int) -> bool:
         return 0 <= action < NUM_ACTIONS and self._current_mask()[action] == 1
 
+    def _legal_text(self) -> str:
+        legal = E.legal_actions(self.game)
+        return f"legal actions are {legal} ({', '.join(describe_action(a) for a in legal)})"
+
+    def _checked_action_id(self, agent: str, action) -> int:
+        """The action id of ``action`` (:func:`pcr_env.actions.action_id`), with the table's context on errors."""
+        try:
+            return action_id(action)
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"{err}; {agent} is to act in phase {self.game.phase.name}: {self._legal_text()}") from None
+
     def state(self) -> np.ndarray:
         """Full state (every hand, the kitty and discards), seen from seat 0."""
         return encode_state(self.game, 0)
 
     # ------------------------------------------------------------------- step
     def step(self, action) -> None:
+        """Apply ``action`` for the agent to act (see "Actions" in the module docstring for what is accepted)."""
+        self._require_reset("step()")
         agent = self.agent_selection
+        if agent not in self.terminations:
+            raise RuntimeError(
+                f"step({action!r}) after the end of the game: every agent has already left env.agents; "
+                f"call reset() to play again"
+            )
         if self.terminations[agent] or self.truncations[agent]:
+            if action is not None:
+                done = "terminated" if self.terminations[agent] else "truncated"
+                raise ValueError(
+                    f"{agent} is done ({done}): when an agent is dead, the only valid action is None "
+                    f"(its dead step, which removes it from env.agents), got {action!r}; call reset() for a new game"
+                )
             self._was_dead_step(action)
             return
         game = self.game
-        if not (_is_int_like(action) and self._legal(int(action))):
+        action_int = self._checked_action_id(agent, action)
+        if not self._legal(action_int):
+            given = "" if type(action) is int else f", given as {action!r}"
             raise ValueError(
-                f"illegal action {action!r} ({_describe(action)}) by {agent} in phase {game.phase.name}: "
-                f"legal actions are {E.legal_actions(game)} ({', '.join(describe_action(a) for a in E.legal_actions(game))})"
+                f"illegal action {action_int} ({_describe(action_int)}{given}) by {agent} in phase {game.phase.name}: "
+                f"{self._legal_text()}"
             )
+        action = action_int
         self._cumulative_rewards[agent] = 0
         if self.infos[agent]:
             self.infos[agent] = {}  # it has read the last round's result through last()
         if self._rewards_pending:  # rewards are per step: clear the last round's
             self._clear_rewards()
             self._rewards_pending = False
-        action, seat, phase, led = int(action), game.current, game.phase, game.led_suit
+        seat, phase, led = game.current, game.phase, game.led_suit
         result = E.apply_action(game, action, self.np_random, validate=False)
         self._tracker.update(phase, led, seat, action, game)
         self._cached_mask = None
@@ -244,10 +368,22 @@ class raw_env(AECEnv, EzPickle):
                 self.terminations[a] = True
 
     # ----------------------------------------------------------------- render
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """The whole table (spectator view, every hand shown): text, printed text or a picture.
+
+        ``"ansi"`` returns :func:`pcr_env.render.render_text`, ``"human"`` prints
+        it, ``"rgb_array"`` returns :func:`pcr_env.render_image.render_state`
+        (a ``(720, 960, 3)`` ``uint8`` array, seat 0 at the bottom, every hand
+        face up, the agent to act outlined).
+        """
         if self.render_mode is None:
             gymnasium.logger.warn("You are calling render method without specifying any render mode.")
             return None
+        self._require_reset("render()")
+        if self.render_mode == "rgb_array":
+            from .render_image import render_state  # Pillow is imported only when a picture is asked for
+
+            return render_state(self.game)
         text = render_text(self.game)
         if self.render_mode == "human":
             print(text)
@@ -262,11 +398,11 @@ def _is_int_like(action) -> bool:
     return isinstance(action, (int, np.integer)) and not isinstance(action, bool)
 
 
-def _describe(action) -> str:
+def _describe(action: int) -> str:
     try:
-        return describe_action(int(action))
-    except (TypeError, ValueError):
-        return "not an action"
+        return describe_action(action)
+    except ValueError:
+        return "out of range"
 
 
 _OPTION_KEYS = ("dealer", "round", "hands", "kitty")
@@ -318,4 +454,4 @@ def _cards(items, where: str) -> list[int]:
     return out
 
 
-__all__ = ["env", "raw_env", "PASS_BID"]
+__all__ = ["env", "raw_env", "ActionIdWrapper", "PASS_BID"]

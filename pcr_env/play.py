@@ -3,6 +3,7 @@
     python -m pcr_env.play --seat 0 --agents heuristic          # three heuristic players
     python -m pcr_env.play --agents random heuristic ppo:pretrained --episode round --seed 7
     python -m pcr_env.play --players 6 --no-passing --agents heuristic
+    python -m pcr_env.play --agents heuristic --replays runs/my_games   # keep a replay of the game
 
 You see exactly what your seat may see (RULES.md, "What no player sees"): the
 table is drawn from your observation through :func:`pcr_env.decode_observation`,
@@ -25,8 +26,11 @@ so a script (or a test) can drive it.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,6 +40,7 @@ from .cards import NUM_CARDS, RANKS, SUITS, card_str, parse_card, suit_of
 from .config import RulesConfig
 from .engine import PassDirection, Phase
 from .observation import ObservationView, decode_observation
+from .replay import VIEWER_FILE, GameRecorder, load_replays, write_viewer
 
 SUIT_NAMES = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
 _DIRECTION = {PassDirection.PARTNER: "to your partner", PassDirection.LEFT: "to the left",
@@ -234,12 +239,16 @@ def play_game(
     seed: int | None = None,
     input_fn: Callable[[str], str] = input,
     output_fn: Callable[[str], None] = print,
+    replays: str | Path | None = None,
 ) -> dict[str, Any]:
     """Play one episode with a person at ``seat``; the other seats are ``agents``.
 
     ``agents`` is one spec/agent for every other seat, one per other seat in
     seat order, or ``{seat: spec}``. Returns ``{"scores": [us, them],
-    "rounds": [...round results...], "quit": bool, "truncated": bool}``.
+    "rounds": [...round results...], "quit": bool, "truncated": bool}``, plus
+    ``"replay"`` (the record's path) when ``replays`` names a directory: the game
+    is then saved there as a replay record and ``index.html`` (every record in that
+    directory, :mod:`pcr_env.replay`) is rebuilt.
     """
     from .gym_env import _other_specs, _resolve, _rules_config
     from .pass_cut_run_v0 import raw_env
@@ -262,6 +271,19 @@ def play_game(
     names = seat_names(seat, n)
     me = env.possible_agents[seat]
     out = output_fn
+    recorder = None
+    if replays is not None:
+        labels = [f"you (seat {s})" if s == seat else (specs[s] if isinstance(specs[s], str) else type(specs[s]).__name__)
+                  for s in range(n)]
+        recorder = GameRecorder(config, seats=labels, meta={"source": "python -m pcr_env.play", "seed": seed,
+                                                             "episode": episode, "human_seat": seat})
+
+    def finish(summary: dict[str, Any]) -> dict[str, Any]:
+        if recorder is not None:
+            summary["replay"] = str(_save_replay(recorder.finish(env.game), replays))
+            out(f"Replay saved: {summary['replay']} (open {Path(replays) / 'index.html'} in a browser)")
+        return summary
+
     out(f"Pass Cut Run: you are seat {seat} (team {seat % 2}); partners: seats {[s for s in range(n) if s % 2 == seat % 2 and s != seat]}.")
     out("  ".join(f"{names[s]}: {specs[s] if isinstance(specs[s], str) else type(specs[s]).__name__}" for s in others))
     out(HELP)
@@ -287,7 +309,7 @@ def play_game(
                 action = _ask(obs, view, input_fn, out, seat)
             except Quit:
                 out("You left the game.")
-                return {"scores": _us_them(env.game.scores, seat), "rounds": rounds, "quit": True, "truncated": False}
+                return finish({"scores": _us_them(env.game.scores, seat), "rounds": rounds, "quit": True, "truncated": False})
         else:
             action = int(players[current].act(obs))
             if not (0 <= action < NUM_ACTIONS) or not obs["action_mask"][action]:
@@ -295,6 +317,8 @@ def play_game(
         hidden_pick = current != seat and phase in (Phase.PASS, Phase.DISCARD)
         if not hidden_pick:
             out(_announce(names[current], current == seat, phase, action))
+        if recorder is not None:
+            recorder.observe(game, action)
         env.step(action)
         if hidden_pick:
             # Another seat's picks are secret (R3.1, R9.3): say how many once it has finished.
@@ -331,7 +355,22 @@ def play_game(
         out(f"Game over: {'you win' if final.winner == seat % 2 else 'you lose'} {us}-{them}.")
     else:
         out(f"Round over: us {us}, them {them}.")
-    return {"scores": [us, them], "rounds": rounds, "quit": False, "truncated": truncated}
+    return finish({"scores": [us, them], "rounds": rounds, "quit": False, "truncated": truncated})
+
+
+def _save_replay(record: dict[str, Any], directory: str | Path) -> Path:
+    """Write ``record`` as a new JSON file in ``directory`` and rebuild its viewer with every record there."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = time.strftime("play-%Y%m%d-%H%M%S")
+    path, k = out / f"{stem}.json", 1
+    while path.exists():
+        k += 1
+        path = out / f"{stem}-{k}.json"
+    path.write_text(json.dumps(record, indent=1) + "\n")
+    loaded = load_replays(out)
+    write_viewer([r for _, r in loaded], out / VIEWER_FILE, title="Pass Cut Run: my games", names=[name for name, _ in loaded])
+    return path
 
 
 def _ask(obs: Mapping[str, np.ndarray], view: ObservationView, input_fn: Callable[[str], str], out, seat: int) -> int:
@@ -388,8 +427,10 @@ def _round_summary(result: Mapping[str, Any], seat: int, names: list[str]) -> st
     tot_us, tot_them = _us_them(result["total_scores"], seat)
     side = "us" if result["declarer"] % 2 == seat % 2 else "them"
     made = "made" if result["made"] else "failed"
+    trump = result["trump"]
+    trump = SUITS[trump] if isinstance(trump, (int, np.integer)) else str(trump)  # a suit index 0..3 (C D H S) or its letter
     return (
-        f"Round {result['round']}: {names[result['declarer']]} ({side}) bid {result['bid']} in {result['trump']} and {made}.\n"
+        f"Round {result['round']}: {names[result['declarer']]} ({side}) bid {result['bid']} in {trump} and {made}.\n"
         f"  tricks us {t_us}, them {t_them}  ·  run bonus us {b_us}, them {b_them}  ·  "
         f"round score us {s_us}, them {s_them}  ·  total us {tot_us}, them {tot_them}"
     )
@@ -409,6 +450,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bidding", choices=["single", "auction"], default="single")
     p.add_argument("--double-run-bonus", action="store_true")
     p.add_argument("--target-score", type=int, default=100)
+    p.add_argument("--replays", metavar="DIR", default=None,
+                   help="save the game as a replay record in DIR and rebuild DIR/index.html, a viewer to open in a browser")
     return p
 
 
@@ -418,7 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
              "double_run_bonus": args.double_run_bonus, "target_score": args.target_score}
     agents: Any = args.agents[0] if len(args.agents) == 1 else args.agents
     try:
-        result = play_game(args.seat, agents, rules=rules, episode=args.episode, seed=args.seed)
+        result = play_game(args.seat, agents, rules=rules, episode=args.episode, seed=args.seed, replays=args.replays)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -39,7 +39,6 @@ from numpy.typing import ArrayLike
 from . import _vector_kernels as K
 from . import engine as E
 from .actions import NUM_ACTIONS, describe_action
-from .cards import SUITS
 from .config import EPISODES, REWARDS, RulesConfig, check_episode_reward
 from .observation import observation_size, state_size
 
@@ -60,7 +59,9 @@ class VectorEnv:
     ``step`` returns ``infos[i]["round_result"]`` (``RoundResult.to_info()``) when
     game ``i`` scored a round and ``infos[i]["final"]`` (``scores``, ``winner``,
     ``truncated``, ``rounds``) when its episode ended; game ``i`` has then already
-    been restarted and the returned observation is the new game's.
+    been restarted and the returned observation is the new game's. Infos hold
+    numbers and lists of numbers only, as in the AEC env: ``trump`` is a suit
+    index 0..3 and a missing winner (a tie, R8.3, or a truncated game) is ``-1``.
 
     >>> venv = VectorEnv(2, seed=3, players=6, bidding="auction")
     >>> obs, masks, seats = venv.reset()
@@ -73,7 +74,7 @@ class VectorEnv:
             raise ValueError(f"num_envs {num_envs!r} is not allowed: allowed an integer >= 1")
         _check_seed(seed)
         check_episode_reward(episode, reward)
-        self.rules = RulesConfig.from_kwargs(rules)
+        self.rules = RulesConfig.from_kwargs(rules, owner="VectorEnv", other_keywords=("num_envs", "seed", "episode", "reward"))
         self.num_envs, self.seed, self.episode, self.reward_kind = int(num_envs), int(seed), episode, reward
         self.n_players = self.rules.players
         self.obs_dim = observation_size(self.n_players)
@@ -185,6 +186,39 @@ class VectorEnv:
         K.observe_one(self._games, i, int(seat), self._cfg, self._obs_off, row, np.empty(NUM_ACTIONS, np.int8))
         return row
 
+    # ------------------------------------------------------------------ snapshots
+    def get_state(self) -> dict[str, Any]:
+        """Every game and random stream as plain arrays (copies), for checkpoints.
+
+        ``set_state`` on a ``VectorEnv`` built with the same ``num_envs``, rules,
+        episode and reward continues exactly where this one stands. Arrays and
+        integers only: a checkpoint holding it loads with ``weights_only=True``.
+
+        >>> a = VectorEnv(2, seed=1); _ = a.reset()
+        >>> b = VectorEnv(2, seed=9); b.set_state(a.get_state())
+        >>> bool((a.state() == b.state()).all())
+        True
+        """
+        return {"games": self._games.copy(), "rng": self._rng.view(np.int64).copy(), "seed": self.seed,
+                "started": self._started, "num_envs": self.num_envs, "rules": self.rules.to_dict(),
+                "episode": self.episode, "reward": self.reward_kind}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`get_state` returned (a ``ValueError`` names what does not fit)."""
+        mine = {"num_envs": self.num_envs, "rules": self.rules.to_dict(), "episode": self.episode,
+                "reward": self.reward_kind}
+        for key, value in mine.items():
+            if state.get(key) != value:
+                raise ValueError(f"VectorEnv state has {key}={state.get(key)!r}, this VectorEnv has {value!r}")
+        games = np.asarray(state["games"], np.int64)
+        rng = np.asarray(state["rng"], np.int64)
+        if games.shape != self._games.shape or rng.shape != self._rng.shape:
+            raise ValueError(f"VectorEnv state arrays have shapes {games.shape} and {rng.shape}: "
+                             f"expected {self._games.shape} and {self._rng.shape}")
+        self._games[:] = games
+        self._rng[:] = rng.view(np.uint64)
+        self.seed, self._started = int(state["seed"]), bool(state["started"])
+
     # ------------------------------------------------------------------ internals
     def _new_outputs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n = self.num_envs
@@ -232,21 +266,22 @@ def _round_info(row: np.ndarray) -> dict:
         "dealer": r[K.RI_DEALER],
         "declarer": r[K.RI_DECLARER],
         "bid": r[K.RI_BID],
-        "trump": SUITS[r[K.RI_TRUMP]],
+        "trump": r[K.RI_TRUMP],
         "tricks": r[K.RI_TRICKS:K.RI_TRICKS + 2],
         "run_bonus": r[K.RI_BONUS:K.RI_BONUS + 2],
         "scores": r[K.RI_SCORES:K.RI_SCORES + 2],
         "made": bool(r[K.RI_MADE]),
         "trick_winners": r[K.RI_WINNERS:K.RI_WINNERS + r[K.RI_N_TRICKS]],
         "total_scores": r[K.RI_TOTALS:K.RI_TOTALS + 2],
-        "winner": None if winner < 0 else winner,
+        "winner": winner if winner >= 0 else -1,
     }
 
 
 def _final_info(row: np.ndarray) -> dict:
+    """``infos[i]["final"]``: numbers only, ``winner`` is ``-1`` when the episode has no winner."""
     r = row.tolist()
     winner = r[K.FI_WINNER]
-    return {"scores": r[K.FI_SCORES:K.FI_SCORES + 2], "winner": None if winner < 0 else winner,
+    return {"scores": r[K.FI_SCORES:K.FI_SCORES + 2], "winner": winner if winner >= 0 else -1,
             "truncated": bool(r[K.FI_TRUNCATED]), "rounds": r[K.FI_ROUNDS]}
 
 

@@ -121,6 +121,23 @@ def load_example(name: str):
     return module
 
 
+def non_numeric_leaves(info: Any, path: str = "info") -> list[str]:
+    """Paths of the leaves of an info structure that are not numbers (int, float, bool, numeric numpy).
+
+    Dicts and lists/tuples are walked; numpy arrays must have a numeric or bool dtype.
+    ``None`` and strings are reported: replay buffers (Tianshou's) cannot store them as numbers.
+    """
+    if isinstance(info, dict):
+        return [bad for k, v in info.items() for bad in non_numeric_leaves(v, f"{path}[{k!r}]")]
+    if isinstance(info, (list, tuple)):
+        return [bad for i, v in enumerate(info) for bad in non_numeric_leaves(v, f"{path}[{i}]")]
+    if isinstance(info, np.ndarray):
+        return [] if info.dtype.kind in "biuf" else [f"{path}: array of dtype {info.dtype}"]
+    if isinstance(info, (bool, int, float, np.bool_, np.integer, np.floating)):
+        return []
+    return [f"{path}: {info!r} ({type(info).__name__})"]
+
+
 def rules_of(variant: dict[str, Any]) -> dict[str, Any]:
     """The rules keyword arguments of an environment variant."""
     return {k: v for k, v in variant.items() if k not in ("episode", "reward", "render_mode")}

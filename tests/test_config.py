@@ -80,19 +80,41 @@ def test_limits_depend_on_the_table_size():
     assert RulesConfig(max_redeals=0).max_redeals == 0
 
 
-def test_unknown_rules_field_is_named():
-    with pytest.raises(ValueError, match=r"unknown rules field\(s\) \['colour'\]: allowed \['players'"):
+def test_unknown_rules_field_is_a_type_error_worded_like_pythons():
+    """An unknown keyword is a TypeError with Python's own wording (TorchRL's GymEnv retries on exactly that)."""
+    with pytest.raises(TypeError, match=re.escape(
+            "RulesConfig() got an unexpected keyword argument 'colour': allowed players, passing,")):
         RulesConfig.from_kwargs({"colour": "red"})
-    with pytest.raises(ValueError, match=r"unknown rules field\(s\) \['player'\]"):
+    with pytest.raises(TypeError, match=re.escape("unexpected keyword argument 'colour'")):
+        RulesConfig(colour="red")  # the dataclass constructor: Python's own TypeError
+    with pytest.raises(TypeError, match=re.escape(
+            "env() got an unexpected keyword argument 'player' (did you mean 'players'?): allowed episode, reward, "
+            "render_mode, players")):
         pass_cut_run_v0.env(player=4)
+    with pytest.raises(TypeError, match=re.escape("raw_env() got an unexpected keyword argument 'frameskip': allowed")):
+        pass_cut_run_v0.raw_env(frameskip=4)
+    # Several unknown names: each is named with the same phrase, so a search for one still finds it.
+    with pytest.raises(TypeError) as err:
+        pass_cut_run_v0.raw_env(frameskip=4, colour=1, players=4)
+    assert "unexpected keyword argument 'colour'" in str(err.value)
+    assert "unexpected keyword argument 'frameskip'" in str(err.value)
+
+
+def test_a_mapping_of_fields_with_unknown_keys_is_a_bad_value():
+    with pytest.raises(ValueError, match=re.escape("rules has unknown rules field(s) ['colour']: allowed ['players'")):
+        RulesConfig.from_mapping({"colour": 1, "players": 4})
+    assert RulesConfig.from_mapping({"players": 6}) == RulesConfig(players=6)
 
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"episode": "match"}, "episode 'match' is not allowed: allowed ['game', 'round']"),
     ({"reward": "points"}, "reward 'points' is not allowed: allowed ['score_diff', 'win']"),
-    ({"render_mode": "rgb_array"}, "render_mode 'rgb_array' is not allowed: allowed ['ansi', 'human'] or None"),
+    ({"render_mode": "rgb"}, "render_mode 'rgb' is not allowed: allowed ['ansi', 'human', 'rgb_array'] or None"),
+    ({"players": 5}, "rules field 'players' = 5 is not allowed"),
 ])
 def test_bad_environment_arguments_raise(kwargs, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         pass_cut_run_v0.raw_env(**kwargs)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        pass_cut_run_v0.env(**kwargs)
 

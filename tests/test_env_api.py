@@ -29,8 +29,8 @@ from pcr_env.observation import encode_observation, state_layout, state_size
 from conftest import VARIANT_IDS, VARIANTS, strict_warnings
 
 SUIT_DEAL = [[card_str(make_card(s, r)) for r in range(13)] for s in range(4)]
-ROUND_RESULT_KEYS = {"tricks", "run_bonus", "scores", "declarer", "bid", "trump", "made", "trick_winners",
-                     "total_scores"}
+ROUND_RESULT_KEYS = {"round", "dealer", "tricks", "run_bonus", "scores", "declarer", "bid", "trump", "made",
+                     "trick_winners", "total_scores", "winner"}
 
 
 # ----------------------------------------------------------------------------- PettingZoo's checkers
@@ -71,7 +71,7 @@ def test_doctests_of_the_env_modules():
 def test_spaces_agents_and_metadata(players, obs_size):
     env = pass_cut_run_v0.raw_env(players=players)
     env.reset(seed=0)
-    assert env.metadata["name"] == "pass_cut_run_v0" and set(env.metadata["render_modes"]) == {"ansi", "human"}
+    assert env.metadata["name"] == "pass_cut_run_v0" and set(env.metadata["render_modes"]) == {"ansi", "human", "rgb_array"}
     assert env.possible_agents == env.agents == [f"player_{i}" for i in range(players)]
     for agent in env.agents:
         assert env.observation_space(agent) is env.observation_space(agent)
@@ -216,16 +216,17 @@ def test_options_must_be_a_dict_and_six_players_need_a_kitty():
     parse_card("AS"),  # a card the agent does not hold (seat 1 holds the diamonds)
     PASS_BID,          # not a pass-phase action
     70, -1,            # out of range
-    3.0, None, True,   # not action ids at all
-], ids=["AS", "PASS_BID", "70", "-1", "3.0", "None", "True"])
+    3.0,               # an integral float is action 3 (3C), which seat 1 does not hold
+], ids=["AS", "PASS_BID", "70", "-1", "3.0"])
 def test_illegal_action_in_raw_env_names_agent_phase_action_and_legal_actions(action):
+    """Malformed input (None, True, 8.5, arrays) is tested in test_action_input.py."""
     env = pass_cut_run_v0.raw_env()
     env.reset(seed=0, options={"hands": SUIT_DEAL, "dealer": 0, "round": 1})
     with pytest.raises(ValueError) as err:
         env.step(action)
     message = str(err.value)
     legal = ", ".join(str(c) for c in range(13, 26))
-    assert message.startswith(f"illegal action {action!r} (")
+    assert message.startswith(f"illegal action {int(action)} (")
     assert "by player_1 in phase PASS" in message
     assert f"legal actions are [{legal}]" in message and "2D, 3D" in message
     # Nothing changed: the same agent still acts and a legal action works.
@@ -296,7 +297,8 @@ def test_round_result_in_every_agents_info_at_each_round_end(players):
         assert ROUND_RESULT_KEYS <= set(rr)
         assert sum(rr["tricks"]) == len(rr["trick_winners"]) == game.config.num_tricks
         assert rr["tricks"] == [sum(E.team_of(w) == t for w in rr["trick_winners"]) for t in (0, 1)]
-        assert rr["trump"] in ("C", "D", "H", "S") and rr["bid"] >= game.config.min_bid_value
+        assert rr["trump"] in (0, 1, 2, 3) and rr["bid"] >= game.config.min_bid_value  # a suit index (C D H S)
+        assert rr["winner"] == (-1 if rr["tricks"][0] == rr["tricks"][1] else int(rr["tricks"][1] > rr["tricks"][0]))
         assert rr["made"] == (rr["tricks"][rr["declarer"] % 2] >= rr["bid"])
         running = [running[t] + rr["scores"][t] for t in (0, 1)]
         assert rr["total_scores"] == running
@@ -368,7 +370,8 @@ def test_round_episode_ends_after_one_scored_round_with_terminations():
     assert all(env.terminations.values()) and not any(env.truncations.values())
     assert env.rewards == {"player_0": 38, "player_1": -38, "player_2": 38, "player_3": -38}
     rr = env.infos["player_0"]["round_result"]
-    assert (rr["declarer"], rr["bid"], rr["trump"], rr["made"], rr["tricks"]) == (2, 7, "H", True, [13, 0])
+    assert (rr["declarer"], rr["bid"], rr["trump"], rr["made"], rr["tricks"]) == (2, 7, 2, True, [13, 0])
+    assert pcr_env.cards.SUITS[rr["trump"]] == "H" and rr["winner"] == 0
     assert rr["run_bonus"] == [25, 0] and rr["scores"] == [38, 0] and rr["total_scores"] == [38, 0]
     assert rr["trick_winners"] == [2] * 13
     for agent in env.agent_iter():

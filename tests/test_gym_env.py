@@ -12,6 +12,7 @@ must equal the wrapper's step reward.
 from __future__ import annotations
 
 import copy
+import re
 
 import gymnasium
 import numpy as np
@@ -248,7 +249,7 @@ def test_illegal_learner_action_ends_the_episode_with_the_penalty():
     env.reset(seed=0)
     _, reward, terminated, truncated, info = env.step(bid_action(7))  # a bid during the pass phase
     assert terminated and not truncated and reward == -100.0 and info["illegal_action"]
-    assert "not legal" in info["illegal_action_detail"]
+    assert "not legal" in env.illegal_action_detail and "illegal_action_detail" not in info  # infos: numbers only
     with pytest.raises(RuntimeError, match="reset"):
         env.step(0)
     env = PassCutRunEnv(0, SeededRandom(), reward="win", illegal_reward=-5)
@@ -276,15 +277,32 @@ def test_an_opponent_agent_that_cheats_is_named():
     ({"team": "yes"}, "team 'yes' is not allowed"),
     ({"episode": "hand"}, "episode 'hand' is not allowed"),
     ({"reward": "tricks"}, "reward 'tricks' is not allowed"),
-    ({"render_mode": "rgb_array"}, "render_mode 'rgb_array' is not allowed"),
+    ({"render_mode": "rgb"}, r"render_mode 'rgb' is not allowed: allowed \['ansi', 'human', 'rgb_array'\]"),
     ({"rules": {"players": 5}}, "rules field 'players' = 5 is not allowed"),
-    ({"rules": {"colour": 1}}, r"unknown rules field\(s\) \['colour'\]"),
+    ({"rules": {"colour": 1}}, r"rules has unknown rules field\(s\) \['colour'\]"),  # a bad value of rules=
+    ({"players": 6, "seat": 6}, "seat 6 is not allowed: allowed a seat 0..5"),
     ({"rules": {"passing": False}, "passing": True}, "given both in rules= and as keyword arguments"),
     ({"rules": 7}, "rules must be a RulesConfig or a mapping"),
 ])
 def test_bad_arguments_raise_naming_the_value(kwargs, match):
     with pytest.raises(ValueError, match=match):
         PassCutRunEnv(**kwargs)
+    if "render_mode" not in kwargs:  # gymnasium.make warns about an unknown render mode before the env refuses it
+        with pytest.raises(ValueError, match=match):
+            gymnasium.make(ENV_ID, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"frameskip": 4}, "frameskip"),  # TorchRL's GymEnv passes it and retries without it only on this TypeError
+    ({"player": 6}, "player' (did you mean 'players'?)"),
+    ({"rules": {"passing": False}, "colour": 1}, "colour"),
+])
+def test_unknown_keywords_raise_type_error_naming_them(kwargs, name):
+    message = f"PassCutRunEnv() got an unexpected keyword argument '{name}"
+    with pytest.raises(TypeError, match=re.escape(message)):
+        PassCutRunEnv(**kwargs)
+    with pytest.raises(TypeError, match=re.escape(message)):
+        gymnasium.make(ENV_ID, **kwargs)
 
 
 # ------------------------------------------------------------------- seeding

@@ -70,7 +70,8 @@ class RefVector:
 
     def finish(self, i: int, info: dict, truncated: bool) -> None:
         game = self.games[i]
-        info["final"] = {"scores": list(game.scores), "winner": game.winner, "truncated": truncated,
+        info["final"] = {"scores": list(game.scores), "winner": -1 if game.winner is None else game.winner,
+                         "truncated": truncated,
                          "rounds": game.round_number}
         self.games[i] = E.new_game(self.rules, self.rngs[i])
 
@@ -279,7 +280,7 @@ def test_truncation_by_redeals_and_by_max_rounds():
         actions = np.where(masks[:, PASS_BID] == 1, PASS_BID, masks.argmax(axis=1))
         obs, masks, seats, rewards, dones, infos = venv.step(actions)
         for i in np.flatnonzero(dones):
-            assert infos[i]["final"] == {"scores": [0, 0], "winner": None, "truncated": True, "rounds": 1}
+            assert infos[i]["final"] == {"scores": [0, 0], "winner": -1, "truncated": True, "rounds": 1}
             assert "round_result" not in infos[i] and not rewards[i].any()
             truncated += 1
     assert truncated >= 8
@@ -290,7 +291,7 @@ def test_truncation_by_redeals_and_by_max_rounds():
     while len(finals) < 8:
         obs, masks, seats, rewards, dones, infos = venv.step(random_actions(masks, rng))
         finals += [infos[i]["final"] for i in np.flatnonzero(dones)]
-    assert all(f["truncated"] and f["winner"] is None and f["rounds"] == 1 for f in finals)
+    assert all(f["truncated"] and f["winner"] == -1 and f["rounds"] == 1 for f in finals)
 
 
 # ---------------------------------------------------------------------------- seeds
@@ -430,11 +431,15 @@ def test_use_before_reset_is_refused():
     ({"num_envs": 2, "reward": "points"}, r"reward 'points' is not allowed: allowed \['score_diff', 'win'\]"),
     ({"num_envs": 2, "players": 5}, "rules field 'players' = 5 is not allowed: allowed 4 or 6"),
     ({"num_envs": 2, "min_bid": 14}, "rules field 'min_bid' = 14 is not allowed"),
-    ({"num_envs": 2, "colour": 1}, r"unknown rules field\(s\) \['colour'\]"),
 ])
 def test_bad_constructor_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
         VectorEnv(**kwargs)
+
+
+def test_unknown_constructor_keyword_is_a_type_error():
+    with pytest.raises(TypeError, match=r"VectorEnv\(\) got an unexpected keyword argument 'colour': allowed num_envs"):
+        VectorEnv(2, colour=1)
 
 
 def test_inspection_arguments_are_checked():
