@@ -10,7 +10,7 @@ DEALS ?= 2000
 TS_VENV ?= .venv-tianshou
 TS_PY := $(TS_VENV)/bin/python
 
-.PHONY: train test test-tianshou bench clean plot
+.PHONY: train resume eval notebook test test-tianshou bench clean plot
 
 # $(VENV)/.installed-EXTRAS: the venv with the project and those extras installed.
 $(VENV)/.installed-%: pyproject.toml
@@ -29,10 +29,25 @@ $(TS_VENV)/.installed: pyproject.toml
 	$(TS_PY) -m pip install --quiet -e ".[dev,tianshou]" torch==2.13.0
 	touch $@
 
+EVALUATE = $(PY) evaluate.py --agents ppo:$(RUN_DIR)/checkpoints/best.pt heuristic random \
+	--deals $(DEALS) --seed 0 --workers 2 --out $(RUN_DIR)/eval
+
 train: $(VENV)/.installed-dev
 	$(PY) train.py --config configs/ppo_selfplay.yaml --run-dir $(RUN_DIR)
-	$(PY) evaluate.py --agents ppo:$(RUN_DIR)/checkpoints/best.pt heuristic random \
-		--deals $(DEALS) --seed 0 --workers 2 --out $(RUN_DIR)/eval
+	$(EVALUATE)
+
+# After an interruption (Ctrl-C, a kill, a reboot): continue RUN_DIR exactly, then evaluate it.
+resume: $(VENV)/.installed-dev
+	$(PY) train.py --resume $(RUN_DIR)
+	$(EVALUATE)
+
+# Evaluate RUN_DIR's best.pt against the heuristic and random (what make train ends with).
+eval: $(VENV)/.installed-dev
+	$(EVALUATE)
+
+# The quickstart notebook in JupyterLab (the `lab` extra: the notebook extra plus jupyterlab).
+notebook: $(VENV)/.installed-lab
+	$(VENV)/bin/jupyter lab notebooks/quickstart.ipynb
 
 # CI runs this (bash .ci/run): every extra, so the integration tests run rather than skip.
 test: $(VENV)/.installed-all

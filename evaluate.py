@@ -9,7 +9,8 @@ luck of the cards cancels; see :mod:`agents.evaluation` for the method.
     python evaluate.py --agents ppo:pretrained heuristic --deals 200 --replays runs/replays   # + game records
 
 Agent specs: ``random``, ``greedy``, ``heuristic``, ``ppo:PATH`` (``ppo:pretrained``).
-A single agent plays a copy of itself; repeat a spec to rate two copies.
+A single agent plays a copy of itself (a self-play check, said so in the output); repeat a spec to
+rate two copies.
 """
 
 from __future__ import annotations
@@ -86,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as err:
         print(f"evaluate.py: error: {err}", file=sys.stderr)
         return 2
+    if len(args.agents) == 1:
+        print(f"one agent given: {args.agents[0]} plays a copy of itself (a self-play check: the difference "
+              "should be about 0); give two or more agents to compare them\n")
     print(result.table())
     if args.out:
         paths = write_outputs(result, args.out)

@@ -29,16 +29,21 @@ What one iteration does, top to bottom (``train()``):
    explained variance, gradient norm; ``bc/`` the optional behaviour-cloning
    warm start; ``eval/`` duplicate evaluation against ``eval.opponents``
    (mean score difference per deal and its 95% interval). The run directory
-   holds ``config.yaml`` (the resolved config), the TensorBoard events,
-   ``log.jsonl`` (one JSON object per iteration / evaluation / checkpoint) and
-   ``checkpoints/latest.pt`` (everything needed to resume: weights, optimiser,
-   counters, RNG streams, game states) and ``checkpoints/best.pt`` (best
-   evaluation against ``eval.best_opponent``), both written atomically.
+   holds ``config.yaml`` (the resolved config), the TensorBoard events (x axis:
+   decisions played, warm start included), ``log.jsonl`` (one JSON object per
+   iteration / evaluation / checkpoint / resume) and ``checkpoints/latest.pt``
+   (everything needed to resume: weights, optimiser, counters, RNG streams,
+   game states; the one before it is kept as ``latest.prev.pt``) and
+   ``checkpoints/best.pt`` (best evaluation against ``eval.best_opponent``),
+   all written atomically with a checksum (:mod:`agents.checkpoint_io`).
 
 Ctrl-C finishes the current iteration, saves ``latest.pt`` and exits; a second
 Ctrl-C aborts at once. ``--resume RUN_DIR`` continues that run exactly where it
-stopped: the same optimiser state, counters and random streams, so a run
-interrupted and resumed produces the same weights as one that was not.
+stopped, with any number of workers: the same optimiser state, counters and
+random streams, so a run interrupted and resumed produces the same weights as
+one that was not; after a kill, the logs are rewound to the checkpoint so the
+redone iterations appear once (:mod:`agents.training_log`). A non-finite loss
+or weight stops the run before anything is written over a good checkpoint.
 
 The optional warm start (``warmstart.decisions > 0``) first clones a teacher
 agent (default ``heuristic``) by supervised learning on its own games (policy:

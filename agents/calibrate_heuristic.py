@@ -29,7 +29,6 @@ from pcr_env.actions import PASS_BID, bid_action
 from pcr_env.config import RulesConfig
 from pcr_env.observation import encode_observation
 
-from .evaluation import legal_mask
 from .heuristic import HeuristicAgent, best_trump
 
 
@@ -42,7 +41,7 @@ def forced_contracts(players: int, rounds: int, seed: int) -> np.ndarray:
     for i in range(rounds):
         state = E.new_game(config, rng, round_number=1 + i % 4)
         while state.phase == E.Phase.PASS:
-            obs = {"observation": encode_observation(state, state.current), "action_mask": legal_mask(state)}
+            obs = {"observation": encode_observation(state, state.current), "action_mask": E.legal_mask(state)}
             E.apply_action(state, agent.act(obs), rng)
         declarer = int(rng.integers(players))
         valuation = best_trump(E.cards_of(state.hands[declarer]), players)[1]
@@ -50,7 +49,7 @@ def forced_contracts(players: int, rounds: int, seed: int) -> np.ndarray:
             E.apply_action(state, bid_action(config.min_bid_value) if state.current == declarer else PASS_BID, rng)
         result = None
         while state.phase < E.Phase.ROUND_END:
-            obs = {"observation": encode_observation(state, state.current), "action_mask": legal_mask(state)}
+            obs = {"observation": encode_observation(state, state.current), "action_mask": E.legal_mask(state)}
             result = E.apply_action(state, agent.act(obs), rng)
         team = declarer % 2
         rows.append((valuation, result.tricks[team], result.run_bonus[team], result.run_bonus[1 - team]))

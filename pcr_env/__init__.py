@@ -8,7 +8,7 @@
 import pettingzoo as _pettingzoo
 
 from . import actions, cards, engine, observation
-from .actions import NUM_ACTIONS, PASS_BID, bid_action, card_action, describe_action, trump_action
+from .actions import NUM_ACTIONS, PASS_BID, action_id, bid_action, card_action, describe_action, trump_action
 from .cards import card_str, parse_card, parse_cards
 from .config import RulesConfig
 from .engine import GameState, Phase, RoundResult
@@ -23,7 +23,7 @@ if hasattr(_pettingzoo, "register"):
     _pettingzoo.register("aec", "pcr/pass_cut_run-v0", entry_point="pcr_env.pass_cut_run_v0:env")
 
 __all__ = [
-    "actions", "cards", "engine", "observation", "pass_cut_run_v0", "gym_env", "NUM_ACTIONS", "PASS_BID", "bid_action",
-    "card_action", "describe_action", "trump_action", "card_str", "parse_card", "parse_cards", "RulesConfig",
+    "actions", "cards", "engine", "observation", "pass_cut_run_v0", "gym_env", "NUM_ACTIONS", "PASS_BID", "action_id",
+    "bid_action", "card_action", "describe_action", "trump_action", "card_str", "parse_card", "parse_cards", "RulesConfig",
     "GameState", "Phase", "RoundResult", "ObservationView", "decode_observation", "encode_observation", "encode_state",
 ]

@@ -293,3 +293,9 @@ def test_shipped_ppo_checkpoint_plays_through_the_harness():
         pytest.skip("no shipped checkpoint in this checkout")
     pair = ev.evaluate(["ppo:pretrained", "random"], deals=2, seed=0, progress=False).pairs[0]
     assert pair.deals == 2 and np.isfinite(pair.mean_diff)
+
+
+def test_cli_with_one_agent_says_it_is_a_self_play_match(capsys):
+    assert cli.main(["--agents", "heuristic", "--deals", "2", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("one agent given: heuristic plays a copy of itself")

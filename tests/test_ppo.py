@@ -179,7 +179,7 @@ def test_foreign_or_missing_files_are_refused_clearly(tmp_path):
     with pytest.raises(ValueError, match="is not a pcr PPO checkpoint"):
         read_checkpoint(bad)
     (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
-    with pytest.raises(ValueError, match="is damaged \(not a readable torch file"):
+    with pytest.raises(ValueError, match=r"is damaged \(not a readable torch file"):
         read_checkpoint(tmp_path / "junk.pt")
     with pytest.raises(ValueError, match="does not exist"):
         make_agent(f"ppo:{tmp_path / 'missing.pt'}")

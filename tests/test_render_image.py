@@ -197,14 +197,16 @@ def test_gymnasium_make_with_rgb_array_and_render_collection():
 @pytest.mark.skipif(importlib.util.find_spec("moviepy") is None, reason="RecordVideo needs moviepy")
 def test_record_video_writes_a_video(tmp_path):
     env = gymnasium.make(ENV_ID, others=_Random(), episode="round", render_mode="rgb_array")
-    env = gymnasium.wrappers.RecordVideo(env, str(tmp_path), episode_trigger=lambda e: True, disable_logger=True)
+    folder = tmp_path / "videos"  # a new folder: RecordVideo warns when it overwrites one
+    env = gymnasium.wrappers.RecordVideo(env, str(folder), episode_trigger=lambda e: True, disable_logger=True)
     env.reset(seed=0)
     done = False
     while not done:
         *_, terminated, truncated, _ = env.step(int(np.flatnonzero(env.unwrapped.action_masks())[0]))
         done = terminated or truncated
     env.close()
-    assert list(tmp_path.glob("*.mp4"))
+    videos = list(folder.glob("*.mp4"))
+    assert len(videos) == 1 and videos[0].stat().st_size > 1000
 
 
 def test_sb3_make_vec_env_builds_and_steps_with_its_default_rgb_array():
@@ -212,7 +214,7 @@ def test_sb3_make_vec_env_builds_and_steps_with_its_default_rgb_array():
     pytest.importorskip("stable_baselines3")
     from stable_baselines3.common.env_util import make_vec_env
 
-    venv = make_vec_env(ENV_ID, n_envs=2, seed=0, env_kwargs={"episode": "round"})
+    venv = make_vec_env(ENV_ID, n_envs=2, seed=0)  # exactly the documented one-liner: no render_mode=None glue
     try:
         venv.reset()
         for _ in range(30):
@@ -223,3 +225,12 @@ def test_sb3_make_vec_env_builds_and_steps_with_its_default_rgb_array():
         assert len(images) == 2 and all(i.shape == SHAPE and i.dtype == np.uint8 for i in images)
     finally:
         venv.close()
+
+
+def test_module_doctest():
+    import doctest
+
+    import pcr_env.render_image
+
+    failures, tried = doctest.testmod(pcr_env.render_image)
+    assert tried > 0 and failures == 0

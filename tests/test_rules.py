@@ -1,4 +1,4 @@
-"""One test (at least) per rule of record, R1.1 ... R9.3 (shared/RULES.md), on hand-set deals.
+"""One test (at least) per rule of record, R1.1 ... R9.3 (RULES.md), on hand-set deals.
 
 Tests are named after the rule they check (``test_R6_2_...`` checks R6.2). Deals are
 fixed with ``engine.new_game(hands=...)``; round 4 (pass direction "none", R3.2) is

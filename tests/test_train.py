@@ -227,7 +227,7 @@ def test_smoke_run_trains_evaluates_and_checkpoints(smoke_run):
     evals = [r for r in records(smoke_run) if r["type"] == "eval"]
     assert [e["final"] for e in evals] == [False, True]  # iteration 2, then the final one and set(evals[0]["results"]) == {"random", "heuristic"}
     assert (smoke_run / "config.yaml").is_file()
-    assert {p.name for p in (smoke_run / "checkpoints").iterdir()} == {"latest.pt", "best.pt"}
+    assert {p.name for p in (smoke_run / "checkpoints").iterdir()} == {"latest.pt", "latest.prev.pt", "best.pt"}
     acc = EventAccumulator(str(smoke_run))
     acc.Reload()
     tags = set(acc.Tags()["scalars"])

@@ -329,3 +329,21 @@ def test_ctrl_c_with_two_workers_prints_once_on_its_own_line_and_resumes(tmp_pat
     ckpt = torch.load(run_dir / "checkpoints" / "latest.pt", weights_only=True)
     assert ckpt["meta"]["reason"] == "interrupted"
     run(["--resume", str(run_dir), "--max-iterations", "1"])
+
+
+def test_the_shipped_checkpoint_carries_a_valid_checksum():
+    from agents.ppo import PRETRAINED_PATH, validate_checkpoint
+
+    ckpt = checkpoint_io.load(PRETRAINED_PATH, validate=validate_checkpoint)  # require_checksum defaults to True
+    assert len(ckpt["checksum"]) == 64
+
+
+def test_checksums_cover_every_value_and_type():
+    base = {"w": torch.arange(4.0), "n": 1, "s": "x", "l": [1, 2.0], "a": np.zeros(2)}
+    digest = checkpoint_io.content_digest(base)
+    for changed in ({**base, "n": 1.0}, {**base, "w": torch.arange(4.0).double()}, {**base, "l": [1, 2]},
+                    {**base, "s": "y"}, {**base, "extra": None}, {**base, "w": torch.arange(4.0).reshape(2, 2)}):
+        assert checkpoint_io.content_digest(changed) != digest
+    assert checkpoint_io.content_digest(dict(reversed(list(base.items())))) == digest  # key order does not matter
+    with pytest.raises(TypeError, match="cannot checksum a object"):
+        checkpoint_io.content_digest({"x": object()})
