@@ -25,9 +25,9 @@ nothing listens on the machine's network interfaces. Ray binds to the loopback o
 loopback address (``--node-ip-address 127.0.0.1`` alone is turned back into the eth0 address by
 Ray 2.60). To let other machines join, pass this machine's address on the cluster's private
 network instead (``--node-ip-address 10.0.0.5``). A cluster started with ``ray start`` is bound
-by ``ray start``'s own flags: see examples/README.md ("On a Ray cluster"). Ray has no
-authentication: anything that can reach its ports can run code on the cluster, so open them
-only to a trusted network.
+by ``ray start``'s own flags: see examples/README.md ("On a Ray cluster"). Whatever reaches
+Ray's ports (with its token, where token authentication is on) can run code on the cluster, so
+open them only to a trusted network.
 
 A training iteration that sampled no environment steps (RLlib logs "No samples returned from
 remote workers" when the env runners miss ``--sample-timeout``, typically on an overloaded
