@@ -23,6 +23,7 @@ leak tests build on. ``play`` applies a list of actions (ids or card names).
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import sys
@@ -110,6 +111,17 @@ RULE_VARIANTS: list[dict[str, Any]] = [
 
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+IN_CI = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+"""CI (``CI=true``, as ``.ci/run`` sets): a missing integration library fails instead of skipping."""
+
+
+def require_library(module: str):
+    """Import ``module``; outside CI skip the calling test module when it is missing, in CI fail."""
+    if IN_CI:
+        return importlib.import_module(module)
+    return pytest.importorskip(module)
 
 
 def load_example(name: str):

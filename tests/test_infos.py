@@ -150,28 +150,3 @@ def test_vector_env_infos_are_numbers_only(kwargs):
                 finals += 1
                 assert info["final"]["winner"] in (-1, 0, 1)
     assert finals >= 1 and len(structures) <= 1
-
-
-def test_tianshou_buffer_stores_the_infos_without_nulls():
-    """The failure the integration notes found: Tianshou's buffer saw None/str in infos ("NaNs in buffer")."""
-    tianshou = pytest.importorskip("tianshou")  # in its own virtualenv (make test-tianshou)
-    from tianshou.data import Batch, ReplayBuffer
-
-    env = pass_cut_run_v0.env(players=6, target_score=30)
-    env.reset(seed=0)
-    buf = ReplayBuffer(4000)
-    rng = np.random.default_rng(0)
-    for agent in env.agent_iter():
-        obs, reward, term, trunc, info = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
-        env.step(action)
-        buf.add(Batch(obs=obs["observation"], act=action, rew=float(reward), terminated=False, truncated=False,
-                      obs_next=obs["observation"], info=env.infos.get(agent, {})))
-    assert tianshou is not None and len(buf) > 0
-    assert "round_result" in buf.info  # rounds ended and were stored...
-    assert not buf.hasnull()  # ...as numbers: the steps without a result are zeros, not None
-    padded = buf.info.round_result.round == 0
-    assert padded.any() and (~padded).any()

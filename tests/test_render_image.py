@@ -10,7 +10,6 @@ deterministic, and work with Gymnasium's video/frame wrappers and SB3's
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 
 import gymnasium
 import numpy as np
@@ -24,6 +23,8 @@ from pcr_env.config import RulesConfig
 from pcr_env.gym_env import ENV_ID, PassCutRunEnv
 from pcr_env.observation import encode_observation
 from pcr_env.render_image import HEIGHT, SIZE, WIDTH, TableScene, draw_scene, render_observation, render_state
+
+from conftest import require_library
 
 SHAPE = (HEIGHT, WIDTH, 3)
 RED = np.array([204, 28, 44])
@@ -194,8 +195,8 @@ def test_gymnasium_make_with_rgb_array_and_render_collection():
     assert len(frames) == steps + 1 and all(f.shape == SHAPE and f.dtype == np.uint8 for f in frames)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("moviepy") is None, reason="RecordVideo needs moviepy")
 def test_record_video_writes_a_video(tmp_path):
+    require_library("moviepy")  # the `video` extra (in `all`); fails instead of skipping in CI
     env = gymnasium.make(ENV_ID, others=_Random(), episode="round", render_mode="rgb_array")
     folder = tmp_path / "videos"  # a new folder: RecordVideo warns when it overwrites one
     env = gymnasium.wrappers.RecordVideo(env, str(folder), episode_trigger=lambda e: True, disable_logger=True)
@@ -211,7 +212,7 @@ def test_record_video_writes_a_video(tmp_path):
 
 def test_sb3_make_vec_env_builds_and_steps_with_its_default_rgb_array():
     """make_vec_env("PassCutRun-v0") asks for render_mode="rgb_array" (and used to fail on it)."""
-    pytest.importorskip("stable_baselines3")
+    require_library("stable_baselines3")
     from stable_baselines3.common.env_util import make_vec_env
 
     venv = make_vec_env(ENV_ID, n_envs=2, seed=0)  # exactly the documented one-liner: no render_mode=None glue

@@ -21,12 +21,12 @@ from pathlib import Path
 import pytest
 
 from agents import evaluation as ev
+from conftest import IN_CI
 from pcr_env import replay as R
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("PCR_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("PCR_CHROMEDRIVER", "/usr/bin/chromedriver")
-IN_CI = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
 # Flags for a closed network, as root, with no display: nothing is fetched, nothing is synced.
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",

@@ -7,27 +7,17 @@ Needs the ``sb3`` extra (part of ``all``). Outside CI the tests skip when it is 
 
 from __future__ import annotations
 
-import importlib
 import json
-import os
 
 import gymnasium
 import numpy as np
-import pytest
 
 import pcr_env  # noqa: F401  (registers PassCutRun-v0)
 
-from conftest import load_example
+from conftest import load_example, require_library
 
-
-def _require(module: str):
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        return importlib.import_module(module)  # CI: a missing library is a failure, not a skip
-    return pytest.importorskip(module)
-
-
-_require("stable_baselines3")
-_require("sb3_contrib")
+require_library("stable_baselines3")
+require_library("sb3_contrib")
 
 
 def test_maskable_ppo_sees_the_action_masks_through_sb3s_vector_env():

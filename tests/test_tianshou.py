@@ -10,24 +10,13 @@ calls it after the main suite. Outside CI the tests skip when tianshou is missin
 
 from __future__ import annotations
 
-import importlib
-import os
-
 import numpy as np
-import pytest
 
+from conftest import load_example, require_library
 
-def _require(module: str):
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        return importlib.import_module(module)  # CI: a missing library is a failure, not a skip
-    return pytest.importorskip(module)
-
-
-tianshou = _require("tianshou")
+tianshou = require_library("tianshou")
 
 from pcr_env import pass_cut_run_v0  # noqa: E402
-
-from conftest import load_example  # noqa: E402
 
 
 def test_pettingzoo_env_exposes_the_mask_and_the_seat_to_act():
@@ -77,3 +66,27 @@ def test_dqn_example_trains_through_the_trainer_without_an_illegal_action(tmp_pa
     assert not summary["buffer_has_null"]
     assert summary["params_finite"] and summary["param_change"] > 0  # the DQN was updated, with finite weights
     assert (tmp_path / "policy.pt").is_file() and (tmp_path / "summary.json").is_file()
+
+
+def test_tianshou_buffer_stores_the_infos_without_nulls():
+    """The failure the integration notes found: Tianshou's buffer saw None/str in infos ("NaNs in buffer")."""
+    from tianshou.data import Batch, ReplayBuffer
+
+    env = pass_cut_run_v0.env(players=6, target_score=30)
+    env.reset(seed=0)
+    buf = ReplayBuffer(4000)
+    rng = np.random.default_rng(0)
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, info = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        env.step(action)
+        buf.add(Batch(obs=obs["observation"], act=action, rew=float(reward), terminated=False, truncated=False,
+                      obs_next=obs["observation"], info=env.infos.get(agent, {})))
+    assert len(buf) > 0
+    assert "round_result" in buf.info  # rounds ended and were stored...
+    assert not buf.hasnull()  # ...as numbers: the steps without a result are zeros, not None
+    padded = buf.info.round_result.round == 0
+    assert padded.any() and (~padded).any()

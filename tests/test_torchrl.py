@@ -7,28 +7,19 @@ Needs the ``torchrl`` extra (part of ``all``). Outside CI the tests skip when to
 
 from __future__ import annotations
 
-import importlib
 import math
-import os
 
 import pytest
 
+from conftest import load_example, require_library
 
-def _require(module: str):
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        return importlib.import_module(module)  # CI: a missing library is a failure, not a skip
-    return pytest.importorskip(module)
-
-
-torch = _require("torch")
-torchrl = _require("torchrl")
-_require("torchrl.collectors")  # imported here, at collection: TorchRL 0.14 warns about its own deprecations on import
+torch = require_library("torch")
+torchrl = require_library("torchrl")
+require_library("torchrl.collectors")  # imported here, at collection: TorchRL 0.14 warns about its own deprecations on import
 
 import gymnasium  # noqa: E402
 
 import pcr_env  # noqa: E402,F401  (registers PassCutRun-v0)
-
-from conftest import load_example  # noqa: E402
 
 # TorchRL's own notes, not about pcr: its PettingZoo wrapper is "tested using version == 1.24.3"
 # (pcr uses 1.25-1.27), and its deprecation notices about its own weight updaters.

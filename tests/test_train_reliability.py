@@ -3,7 +3,6 @@ no duplicate log entries after a kill, damaged checkpoints refused, NaNs stopped
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -22,19 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 import train  # noqa: E402  (train.py is a script at the repository root)
 
-SMOKE = str(ROOT / "configs" / "smoke.yaml")
-
-
-def run(args: list[str]) -> None:
-    train.main(args + ["--quiet"])
-
-
-def records(run_dir: Path) -> list[dict]:
-    return [json.loads(line) for line in (run_dir / "log.jsonl").read_text().splitlines()]
-
-
-def weights(path: Path) -> dict[str, torch.Tensor]:
-    return torch.load(path, weights_only=True)["model"]
+from test_train import SMOKE, records, run, weights  # noqa: E402  (the smoke-run helpers)
 
 
 def same_weights(a: Path, b: Path) -> bool:
