@@ -60,15 +60,16 @@ import math
 import os
 import signal
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import torch
 import yaml
+from pydantic import BaseModel, Field, model_validator
 
-from agents import checkpoint_io
+from agents import checkpoint_io, parse_spec
 from agents.checkpoint_io import to_arrays, to_tensors
 from agents.parallel import Workers
 from agents.ppo import (
@@ -88,7 +89,7 @@ from agents.ppo import (
 from agents.rollout import SeatRollout, compute_gae
 from agents.selfplay import OpponentPool, round_outcome
 from agents.training_log import RunLog
-from agents.typed_config import apply_overrides, describe_config, from_dict, load_yaml, require, to_dict
+from agents.run_config import SECTION, Bool, Float, Int, apply_overrides, describe, load_yaml, require, to_plain, validate
 from pcr_env.config import RulesConfig
 from pcr_env.engine import Phase
 from pcr_env.vector import VectorEnv
@@ -98,60 +99,62 @@ PHASE_NAMES = [p.name.lower() for p in Phase]
 
 
 # =========================================================================== configuration
-@dataclass
-class PPOConfig:
+class PPOConfig(BaseModel):
     """PPO and rollout hyperparameters (section ``ppo``)."""
 
-    total_decisions: int = 60_000_000
+    model_config = SECTION
+
+    total_decisions: Int = 60_000_000
     """Training length: decisions taken in all games (every seat, learner or not), warm start excluded."""
-    num_envs: int = 256
+    num_envs: Int = 256
     """Games played side by side (all workers together; each worker runs num_envs / num_workers)."""
-    num_steps: int = 128
+    num_steps: Int = 128
     """Decisions per game per rollout; one rollout is num_envs * num_steps decisions."""
-    learning_rate: float = 3e-4
+    learning_rate: Float = 3e-4
     """Adam learning rate at the start of PPO."""
     lr_schedule: Literal["linear", "constant"] = "linear"
     """``linear``: anneal the learning rate to 0 over the run; ``constant``: keep it."""
-    adam_eps: float = 1e-5
+    adam_eps: Float = 1e-5
     """Adam epsilon."""
-    gamma: float = 1.0
+    gamma: Float = 1.0
     """Discount per decision of the same seat (1.0: undiscounted round score)."""
-    gae_lambda: float = 0.95
+    gae_lambda: Float = 0.95
     """GAE lambda."""
     return_horizon: Literal["round", "game"] = "round"
     """Where a seat's trajectory ends: ``round`` (the return is the team's score difference of the
     round; games still run to the target score so pass directions and score context cycle as in
     real play) or ``game`` (the sum over the rest of the game; use gamma < 1)."""
-    reward_scale: float = 0.05
+    reward_scale: Float = 0.05
     """Rewards (round score differences, about -40..40) are multiplied by this before learning."""
-    value_norm: bool = True
+    value_norm: Bool = True
     """Normalise value targets with running statistics (the critic predicts normalised returns)."""
-    update_epochs: int = 4
+    update_epochs: Int = 4
     """Passes over each rollout."""
-    num_minibatches: int = 4
+    num_minibatches: Int = 4
     """Minibatches per pass (per worker)."""
-    clip_coef: float = 0.2
+    clip_coef: Float = 0.2
     """PPO ratio clipping."""
-    clip_vloss: bool = True
+    clip_vloss: Bool = True
     """Clip the value loss around the old value prediction."""
-    norm_adv: bool = True
+    norm_adv: Bool = True
     """Normalise advantages within each minibatch."""
-    ent_coef: float = 0.01
+    ent_coef: Float = 0.01
     """Entropy bonus coefficient (entropy over the legal actions)."""
-    ent_coef_final: float | None = None
+    ent_coef_final: Float | None = None
     """If set, the entropy coefficient anneals linearly from ent_coef to this value."""
-    vf_coef: float = 0.5
+    vf_coef: Float = 0.5
     """Value loss coefficient."""
-    max_grad_norm: float = 0.5
+    max_grad_norm: Float = 0.5
     """Global gradient-norm clip."""
-    target_kl: float | None = None
+    target_kl: Float | None = None
     """Stop a rollout's update early once the approximate KL exceeds this (null: never)."""
-    skip_forced: bool = True
+    skip_forced: Bool = True
     """Play forced moves (a single legal action, about 15% of decisions: last tricks, singletons
     that must follow suit) without the network and leave them out of the trajectories: they carry
     no policy gradient, and the seat's next real decision takes over as the bootstrap point."""
 
-    def __post_init__(self) -> None:
+    @model_validator(mode="after")
+    def _check(self) -> Self:
         require(self.total_decisions >= 1, "total_decisions", self.total_decisions, "an integer >= 1")
         require(self.num_envs >= 1, "num_envs", self.num_envs, "an integer >= 1")
         require(self.num_steps >= 1, "num_steps", self.num_steps, "an integer >= 1")
@@ -169,28 +172,29 @@ class PPOConfig:
         require(self.vf_coef >= 0, "vf_coef", self.vf_coef, "a number >= 0")
         require(self.max_grad_norm > 0, "max_grad_norm", self.max_grad_norm, "a number > 0")
         require(self.target_kl is None or self.target_kl > 0, "target_kl", self.target_kl, "a number > 0 or null")
+        return self
 
 
-@dataclass
-class SelfPlayConfig:
+class SelfPlayConfig(BaseModel):
     """Who the learner plays against (section ``selfplay``)."""
 
-    opponents: dict[str, float] = field(default_factory=lambda: {"self": 0.7, "snapshot": 0.2, "heuristic": 0.1})
+    model_config = SECTION
+
+    opponents: dict[str, Float] = Field(default_factory=lambda: {"self": 0.7, "snapshot": 0.2, "heuristic": 0.1})
     """Mix of opponents, drawn per game each time a trajectory ends, as probabilities (summing to 1):
     ``self`` (both teams are the current network), ``snapshot`` (a frozen past network from the
     pool) or any agent spec (``heuristic``, ``random``, ``ppo:PATH``)."""
-    snapshot_every: int = 10
+    snapshot_every: Int = 10
     """Add the current network to the snapshot pool every this many PPO iterations
     (the starting network is always added first)."""
-    pool_size: int = 10
+    pool_size: Int = 10
     """Snapshots kept; the newest replaces the oldest."""
-    pfsp_power: float = 2.0
+    pfsp_power: Float = 2.0
     """Prioritised fictitious self-play: snapshot j is drawn with weight (1 - p_j)^power, p_j the
     learner's round-win rate against it (0: uniform)."""
 
-    def __post_init__(self) -> None:
-        from agents.base import parse_spec
-
+    @model_validator(mode="after")
+    def _check(self) -> Self:
         require(len(self.opponents) > 0, "opponents", self.opponents, "a non-empty mapping of opponent to weight")
         for name, weight in self.opponents.items():
             if name not in ("self", "snapshot"):
@@ -205,27 +209,28 @@ class SelfPlayConfig:
         require(self.snapshot_every >= 1, "snapshot_every", self.snapshot_every, "an integer >= 1")
         require(self.pool_size >= 1, "pool_size", self.pool_size, "an integer >= 1")
         require(self.pfsp_power >= 0, "pfsp_power", self.pfsp_power, "a number >= 0")
+        return self
 
 
-@dataclass
-class WarmStartConfig:
+class WarmStartConfig(BaseModel):
     """Optional start before PPO (section ``warmstart``)."""
 
-    decisions: int = 0
+    model_config = SECTION
+
+    decisions: Int = 0
     """Behaviour-clone the teacher on this many of its own decisions before PPO (0: no warm start)."""
     teacher: str = "heuristic"
     """Agent spec of the teacher; it plays every seat of the warm-start games."""
-    epochs: int = 2
+    epochs: Int = 2
     """Passes over each rollout of teacher decisions."""
-    learning_rate: float = 1e-3
+    learning_rate: Float = 1e-3
     """Adam learning rate of the warm start (its own optimiser)."""
     init_from: str = ""
     """Start from the weights of this checkpoint (a best.pt / latest.pt / 'pretrained') instead of a
     fresh network; its rules and network shape must match. Empty: fresh network."""
 
-    def __post_init__(self) -> None:
-        from agents.base import parse_spec
-
+    @model_validator(mode="after")
+    def _check(self) -> Self:
         require(self.decisions >= 0, "decisions", self.decisions, "an integer >= 0")
         try:
             parse_spec(self.teacher)
@@ -233,30 +238,31 @@ class WarmStartConfig:
             require(False, "teacher", self.teacher, f"an agent spec ({err})")
         require(self.epochs >= 1, "epochs", self.epochs, "an integer >= 1")
         require(self.learning_rate > 0, "learning_rate", self.learning_rate, "a number > 0")
+        return self
 
 
-@dataclass
-class EvalConfig:
+class EvalConfig(BaseModel):
     """Duplicate evaluation during training (section ``eval``)."""
 
-    every: int = 25
+    model_config = SECTION
+
+    every: Int = 25
     """Evaluate every this many PPO iterations (0: only at the end)."""
-    deals: int = 500
+    deals: Int = 500
     """Deals per evaluation and opponent; each deal is played twice with the seats swapped (0: never evaluate)."""
-    final_deals: int = 2000
+    final_deals: Int = 2000
     """Deals of the evaluation at the end of training."""
     opponents: tuple[str, ...] = ("random", "heuristic")
     """Agent specs to evaluate against."""
     best_opponent: str = "heuristic"
     """best.pt is the checkpoint with the highest mean score difference against this opponent."""
-    greedy: bool = True
+    greedy: Bool = True
     """Evaluate (and export) the policy acting greedily (its most probable legal action)."""
-    seed: int = 2024
+    seed: Int = 2024
     """Seed of the evaluation deals (fixed: every evaluation of a run plays the same deals)."""
 
-    def __post_init__(self) -> None:
-        from agents.base import parse_spec
-
+    @model_validator(mode="after")
+    def _check(self) -> Self:
         require(self.every >= 0, "every", self.every, "an integer >= 0")
         require(self.deals >= 0, "deals", self.deals, "an integer >= 0")
         require(self.final_deals >= 0, "final_deals", self.final_deals, "an integer >= 0")
@@ -268,38 +274,41 @@ class EvalConfig:
         require(self.best_opponent in self.opponents or not self.opponents, "best_opponent", self.best_opponent,
                 f"one of eval.opponents {list(self.opponents)}")
         require(0 <= self.seed < 2**63, "seed", self.seed, "an integer 0..2**63-1")
+        return self
 
 
-@dataclass
-class Config:
+class Config(BaseModel):
     """A training run. Defaults are the shipped configuration; YAML files override them."""
+
+    model_config = SECTION
 
     run_name: str = ""
     """Name of the run directory under output_dir (empty: <config name>__s<seed>__<date-time>)."""
     output_dir: str = "runs"
     """Folder holding run directories (relative paths are relative to the current directory)."""
-    seed: int = 1
+    seed: Int = 1
     """Seed of every random stream: games, weights, action sampling, opponent draws."""
     device: str = "auto"
     """``auto`` (CUDA when available, else CPU), ``cpu``, ``cuda`` or ``cuda:N``."""
-    num_workers: int = 1
+    num_workers: Int = 1
     """Data-parallel worker processes (one torch thread each); 2 uses both cores of a 2-core machine."""
-    checkpoint_every: int = 10
+    checkpoint_every: Int = 10
     """Write checkpoints/latest.pt every this many iterations (and always at the end or on Ctrl-C)."""
-    rules: RulesConfig = field(default_factory=RulesConfig)
+    rules: RulesConfig = Field(default_factory=RulesConfig)
     """Rules of the games (pcr_env.RulesConfig fields: players, passing, double_run_bonus, bidding, ...)."""
-    network: NetworkConfig = field(default_factory=NetworkConfig)
+    network: NetworkConfig = Field(default_factory=NetworkConfig)
     """Network shape (agents.ppo.NetworkConfig)."""
-    ppo: PPOConfig = field(default_factory=PPOConfig)
+    ppo: PPOConfig = Field(default_factory=PPOConfig)
     """PPO hyperparameters."""
-    selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
+    selfplay: SelfPlayConfig = Field(default_factory=SelfPlayConfig)
     """Opponent mix and snapshot pool."""
-    warmstart: WarmStartConfig = field(default_factory=WarmStartConfig)
+    warmstart: WarmStartConfig = Field(default_factory=WarmStartConfig)
     """Behaviour-cloning warm start or initial weights."""
-    eval: EvalConfig = field(default_factory=EvalConfig)
+    eval: EvalConfig = Field(default_factory=EvalConfig)
     """Evaluation schedule."""
 
-    def __post_init__(self) -> None:
+    @model_validator(mode="after")
+    def _check(self) -> Self:
         require(0 <= self.seed < 2**63, "seed", self.seed, "an integer 0..2**63-1")
         require(self.device == "auto" or self.device == "cpu" or self.device.startswith("cuda"), "device",
                 self.device, "'auto', 'cpu', 'cuda' or 'cuda:N'")
@@ -309,12 +318,13 @@ class Config:
         require(self.checkpoint_every >= 1, "checkpoint_every", self.checkpoint_every, "an integer >= 1")
         require(self.run_name == "" or ("/" not in self.run_name and self.run_name not in (".", "..")), "run_name",
                 self.run_name, "a plain folder name")
+        return self
 
 
 def load_config(path: str | None, overrides: list[str], base: dict[str, Any] | None = None) -> Config:
-    """Config from defaults, then a YAML file (or ``base``), then ``key=value`` overrides."""
+    """Config from defaults, then a YAML file (and its ``base:``) or ``base``, then ``key=value`` overrides."""
     data = load_yaml(path) if path else dict(base or {})
-    return from_dict(Config, apply_overrides(data, overrides))
+    return validate(Config, apply_overrides(data, overrides))
 
 
 # =========================================================================== helpers
@@ -789,7 +799,7 @@ def _leaves(data: Any, prefix: str = "") -> dict[str, Any]:
 
 def check_resume_changes(saved: dict[str, Any], cfg: Config) -> None:
     """Refuse ``--set`` changes that the saved state cannot follow, naming the key."""
-    before, after = _leaves(saved), _leaves(to_dict(cfg))
+    before, after = _leaves(saved), _leaves(to_plain(cfg))
     for key in sorted(set(before) | set(after)):
         old, new = before.get(key), after.get(key)
         if isinstance(old, tuple):
@@ -919,7 +929,7 @@ class Trainer:
         self.last_saved = "none yet"
         if resume is not None:
             self._restore(resume, rank)
-        self.config_dict = to_dict(cfg)
+        self.config_dict = to_plain(cfg)
         if self.main and cfg.eval.deals and cfg.eval.opponents:
             from agents import evaluation  # noqa: F401  (fail now, not at the first evaluation)
         if self.main:
@@ -944,9 +954,9 @@ class Trainer:
     def _init_from(self, source: str) -> None:
         init = read_checkpoint(source)
         check_rules_compatible(init["rules"], self.rules, f"warmstart.init_from {source!r}")
-        if init["network"] != {k: list(v) if isinstance(v, tuple) else v for k, v in to_dict(self.cfg.network).items()}:
+        if init["network"] != {k: list(v) if isinstance(v, tuple) else v for k, v in to_plain(self.cfg)['network'].items()}:
             raise ValueError(f"warmstart.init_from {source!r} has network {init['network']}, "
-                             f"the config asks for {to_dict(self.cfg.network)}")
+                             f"the config asks for {to_plain(self.cfg)['network']}")
         self.model.load_state_dict(init["model"])
         if "value_norm" in init:
             self.value_norm.load_state_dict(init["value_norm"])
@@ -1240,7 +1250,7 @@ def _worker_error(err: BaseException) -> str | None:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     if args.list_keys:
-        for key, tp, doc in describe_config(Config):
+        for key, tp, doc in describe(Config):
             print(f"{key:34s} {tp:40s} {doc}")
         return
     os.environ.setdefault("OMP_NUM_THREADS", "1")

@@ -51,7 +51,7 @@ from pcr_env.observation import observation_layout, state_layout
 
 from . import checkpoint_io
 from .base import BaseAgent
-from .typed_config import require
+from .run_config import require
 
 MASKED_LOGIT = -1e8
 CHECKPOINT_FORMAT = "pcr-ppo"

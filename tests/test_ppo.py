@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
@@ -25,7 +24,6 @@ from agents.ppo import (
     read_checkpoint,
     sample_actions,
 )
-from agents.typed_config import ConfigValueError, apply_overrides, from_dict, require
 from pcr_env.actions import NUM_ACTIONS
 from pcr_env.config import RulesConfig
 from pcr_env.observation import observation_size, state_size
@@ -215,53 +213,3 @@ def test_value_norm_tracks_mean_and_variance_over_batches():
     assert float(vn.var) == pytest.approx(allv.var(), rel=1e-6)
     x = torch.tensor([0.5, -1.0, 7.0])
     assert torch.allclose(vn.denormalize(vn.normalize(x)), x, atol=1e-5)
-
-
-# ----------------------------------------------------------------------------- typed config
-@dataclass
-class _Inner:
-    lr: float = 0.1
-    sizes: tuple[int, ...] = (4, 4)
-    mode: str = "a"
-
-    def __post_init__(self) -> None:
-        require(self.lr > 0, "lr", self.lr, "a number > 0")
-
-
-@dataclass
-class _Outer:
-    seed: int = 0
-    flag: bool = False
-    maybe: float | None = None
-    mix: dict[str, float] = field(default_factory=dict)
-    inner: _Inner = field(default_factory=_Inner)
-
-
-def test_typed_config_reads_nested_values_and_overrides():
-    cfg = from_dict(_Outer, apply_overrides({"inner": {"sizes": [8]}}, ["inner.lr=1e-4", "mix={a: 1, b: 0.5}",
-                                                                       "maybe=null", "flag=true"]))
-    assert cfg == _Outer(seed=0, flag=True, maybe=None, mix={"a": 1.0, "b": 0.5}, inner=_Inner(lr=1e-4, sizes=(8,)))
-
-
-@pytest.mark.parametrize("data, message", [
-    ({"sede": 1}, "unknown config key 'sede' (did you mean 'seed'?)"),
-    ({"inner": {"lrr": 1}}, "unknown config key 'inner.lrr' (did you mean 'inner.lr'?)"),
-    ({"seed": "one"}, "config key 'seed' = 'one' is not allowed: expected an integer"),
-    ({"flag": 1}, "config key 'flag' = 1 is not allowed: expected true or false"),
-    ({"inner": {"sizes": [4, "x"]}}, "config key 'inner.sizes[1]' = 'x' is not allowed"),
-    ({"inner": {"lr": -1}}, "config key 'inner.lr' = -1.0 is not allowed: allowed a number > 0"),
-    ({"inner": 5}, "config key 'inner' = 5 is not allowed"),
-    ({"mix": {"a": "lots"}}, "config key 'mix.a' = 'lots' is not allowed: expected a number"),
-])
-def test_typed_config_errors_name_the_key(data, message):
-    with pytest.raises(ValueError) as err:
-        from_dict(_Outer, data)
-    assert message in str(err.value)
-
-
-def test_override_syntax_errors():
-    with pytest.raises(ValueError, match="expected key=value"):
-        apply_overrides({}, ["inner.lr"])
-    with pytest.raises(ValueError, match="'seed' is not a section"):
-        apply_overrides({"seed": 3}, ["seed.x=1"])
-    assert isinstance(ConfigValueError("k", 1, "x"), ValueError)
