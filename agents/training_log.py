@@ -40,6 +40,20 @@ def finite_json(x: Any) -> Any:
     return x
 
 
+def rewind(path: Path, size: int) -> None:
+    """Cut ``path`` back to ``size`` bytes (what the checkpoint saw), and never leave half a line.
+
+    A kill can land while a record is being written, after the checkpoint: the file may then
+    be shorter than ``size`` and end inside a line; everything after the last newline goes.
+    """
+    with path.open("r+b") as f:
+        end = min(size, f.seek(0, 2))
+        f.seek(0)
+        head = f.read(end)
+        cut = head.rfind(b"\n") + 1 if not head.endswith(b"\n") else end
+        f.truncate(cut)
+
+
 class RunLog:
     """``log.jsonl``, TensorBoard and progress of one run (silent unless ``active``)."""
 
@@ -56,9 +70,8 @@ class RunLog:
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "config.yaml").write_text(config_yaml)
         path = run_dir / "log.jsonl"
-        if resume_log_bytes is not None and path.is_file() and path.stat().st_size > resume_log_bytes:
-            with path.open("r+b") as f:  # drop what the iterations after the checkpoint wrote
-                f.truncate(resume_log_bytes)
+        if resume_log_bytes is not None and path.is_file():
+            rewind(path, resume_log_bytes)
         self._file = path.open("ab")
         purge = None if resume_step is None else resume_step + 1
         self.writer = SummaryWriter(str(run_dir), purge_step=purge)

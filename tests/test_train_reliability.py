@@ -334,3 +334,13 @@ def test_checksums_cover_every_value_and_type():
     assert checkpoint_io.content_digest(dict(reversed(list(base.items())))) == digest  # key order does not matter
     with pytest.raises(TypeError, match="cannot checksum a object"):
         checkpoint_io.content_digest({"x": object()})
+
+
+def test_rewinding_the_log_never_leaves_half_a_line(tmp_path):
+    from agents.training_log import rewind
+
+    log = tmp_path / "log.jsonl"
+    for size, expected in ((100, b"{1}\n{22}\n"), (9, b"{1}\n{22}\n"), (7, b"{1}\n"), (4, b"{1}\n"), (2, b"")):
+        log.write_bytes(b"{1}\n{22}\n{333")  # a kill in the middle of the third record
+        rewind(log, size)
+        assert log.read_bytes() == expected, size
