@@ -60,7 +60,6 @@ import math
 import os
 import signal
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -68,14 +67,13 @@ import numpy as np
 import torch
 import yaml
 from pydantic import BaseModel, Field, model_validator
+from typing_extensions import Self
 
 from agents import checkpoint_io, parse_spec
-from agents.checkpoint_io import to_arrays, to_tensors
 from agents.parallel import Workers
 from agents.ppo import (
     ActorCritic,
     NetworkConfig,
-    PPOAgent,
     ValueNorm,
     atomic_save,
     check_rules_compatible,
@@ -84,10 +82,20 @@ from agents.ppo import (
     masked_entropy,
     read_checkpoint,
     sample_actions,
-    validate_checkpoint,
 )
 from agents.rollout import SeatRollout, compute_gae
-from agents.selfplay import OpponentPool, round_outcome
+from agents.run_state import (
+    GracefulInterrupt,
+    TrainingError,
+    WorkerState,
+    check_resume_changes,
+    remove_leftovers,
+    restore_worker,
+    resume_advice,
+    validate_resume_checkpoint,
+    worker_snapshot,
+)
+from agents.selfplay import Opponents, OpponentPool, draw_opponents, round_outcome, snapshot_agent
 from agents.training_log import RunLog
 from agents.run_config import SECTION, Bool, Float, Int, apply_overrides, describe, load_yaml, require, to_plain, validate
 from pcr_env.config import RulesConfig
@@ -341,90 +349,7 @@ def stream_seed(*keys: int) -> int:
     return int(np.random.SeedSequence([int(k) for k in keys]).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
-class TrainingError(RuntimeError):
-    """Training cannot go on (for example a non-finite loss); nothing good on disk was overwritten."""
-
-
-class GracefulInterrupt:
-    """First Ctrl-C (SIGINT/SIGTERM) sets a flag checked between iterations; a second one aborts.
-
-    Only the worker that ``announce``-s prints, once, on a line of its own (every worker of a
-    multi-worker run receives the signal). The write is a single ``os.write``: a signal handler
-    must not take the progress bar's lock.
-    """
-
-    def __init__(self, announce: bool = True) -> None:
-        self.requested = False
-        self.announce = announce
-
-    def install(self) -> None:
-        signal.signal(signal.SIGINT, self._handle)
-        signal.signal(signal.SIGTERM, self._handle)
-
-    def _handle(self, signum: int, frame: Any) -> None:
-        if self.requested:
-            raise KeyboardInterrupt
-        self.requested = True
-        if self.announce:
-            os.write(2, b"\r\x1b[K\ninterrupt: finishing this iteration, then saving checkpoints/latest.pt "
-                        b"(press Ctrl-C again to abort without saving)\n")
-
-
-@dataclass
-class Opponents:
-    """Per-game opponent assignment of one worker: who plays the seats the learner does not."""
-
-    names: list[str]          # opponent kinds of selfplay.opponents, in order
-    probs: np.ndarray         # their drawing probabilities
-    baselines: list[Any]      # agent objects for the agent-spec kinds (same order as baseline_names)
-    baseline_names: list[str]
-    opponent: np.ndarray      # per game: -1 self-play, b < len(baselines) a baseline, len(baselines)+j snapshot j
-    learner_team: np.ndarray  # per game: the learner's team (ignored in self-play games)
-
-    def controller_name(self, oid: int) -> str:
-        if oid < 0:
-            return "self"
-        return self.baseline_names[oid] if oid < len(self.baselines) else "snapshot"
-
-    def stat_keys(self) -> list[str]:
-        """The collection statistics, a fixed list (the same on every worker, whatever its games held)."""
-        keys = ["decisions", "learner_decisions", "rounds", "made", "bid_sum", "vs_rounds", "vs_declared",
-                "vs_declared_made"]
-        for name in [*self.baseline_names, "snapshot"]:
-            keys += [f"vs_{name}_rounds", f"vs_{name}_score"]
-        return keys
-
-
-def draw_opponents(opp: Opponents, games: np.ndarray, pool: OpponentPool, rng: np.random.Generator) -> None:
-    """New opponent kind (and learner team) for each game in ``games``."""
-    if len(games) == 0:
-        return
-    kinds = rng.choice(len(opp.names), size=len(games), p=opp.probs)
-    teams = rng.integers(2, size=len(games))
-    for g, k, team in zip(games, kinds, teams):
-        name = opp.names[k]
-        if name == "self" or (name == "snapshot" and len(pool) == 0):
-            opp.opponent[g] = -1
-        elif name == "snapshot":
-            opp.opponent[g] = len(opp.baselines) + pool.sample(rng)
-        else:
-            opp.opponent[g] = opp.baseline_names.index(name)
-        opp.learner_team[g] = team
-
-
 # =========================================================================== collection
-@dataclass
-class WorkerState:
-    """Everything a worker carries from one rollout to the next (saved in latest.pt)."""
-
-    envs: VectorEnv
-    obs: np.ndarray
-    masks: np.ndarray
-    seats: np.ndarray
-    rng: np.random.Generator          # opponent draws, minibatch order
-    action_gen: torch.Generator       # action sampling of the learner
-
-
 def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueNorm, storage: SeatRollout,
             opp: Opponents, pool: OpponentPool, device: torch.device, teacher: Any = None) -> dict[str, float]:
     """Play ``num_steps`` steps of every game, storing the learner's decisions per seat.
@@ -710,132 +635,7 @@ def evaluate_policy(model: ActorCritic, ckpt: dict[str, Any], ecfg: EvalConfig, 
     return out
 
 
-# =========================================================================== checkpoints
-def worker_snapshot(ws: WorkerState, storage: SeatRollout, opp: Opponents, pool: OpponentPool,
-                    teacher: Any) -> dict[str, Any]:
-    """A worker's own collection state: games, open decisions, opponents and every random stream it
-    draws from (its baselines', teacher's and pool snapshots' too: each worker's copies have been
-    used on different games). Tensors and plain data only (no pickle inside a checkpoint)."""
-    pending = storage.pending
-    idx = pending[pending >= 0]
-    open_rows = {name: storage.flat(name)[idx].copy() for name in
-                 ("inputs", "masks", "actions", "logprobs", "values", "rewards", "seats")}
-    return to_tensors({
-        "envs": ws.envs.get_state(), "obs": ws.obs, "masks": ws.masks, "seats": ws.seats,
-        "rng": ws.rng.bit_generator.state, "action_gen": ws.action_gen.get_state(),
-        "torch_rng": torch.get_rng_state(),
-        "pending": pending.copy(), "open_rows": open_rows,
-        "opponent": opp.opponent.copy(), "learner_team": opp.learner_team.copy(),
-        "baseline_rng": [agent_rng_state(a) for a in opp.baselines],
-        "pool_rng": [agent_rng_state(a) for a in pool.agents],
-        "teacher_rng": agent_rng_state(teacher) if teacher is not None else None,
-    })
-
-
-def restore_worker(saved: dict[str, Any], ws: WorkerState, storage: SeatRollout, opp: Opponents, pool: OpponentPool,
-                   teacher: Any) -> None:
-    s = to_arrays({k: v for k, v in saved.items() if k not in ("action_gen", "torch_rng")})
-    ws.envs.set_state(s["envs"])
-    ws.obs, ws.masks, ws.seats = s["obs"], s["masks"], s["seats"]
-    ws.rng.bit_generator.state = s["rng"]
-    ws.action_gen.set_state(saved["action_gen"])
-    torch.set_rng_state(saved["torch_rng"])
-    storage.pending[:] = s["pending"]
-    idx = storage.pending[storage.pending >= 0]
-    for name, data in s["open_rows"].items():
-        storage.flat(name)[idx] = data
-    opp.opponent[:], opp.learner_team[:] = s["opponent"], s["learner_team"]
-    for agent, state in zip(opp.baselines, saved["baseline_rng"]):
-        set_agent_rng_state(agent, state)
-    for agent, state in zip(pool.agents, saved["pool_rng"]):
-        set_agent_rng_state(agent, state)
-    if teacher is not None and saved["teacher_rng"] is not None:
-        set_agent_rng_state(teacher, saved["teacher_rng"])
-
-
-def agent_rng_state(agent: Any) -> Any:
-    state = {}
-    if hasattr(agent, "rng"):
-        state["rng"] = agent.rng.bit_generator.state
-    if isinstance(getattr(agent, "generator", None), torch.Generator):
-        state["generator"] = agent.generator.get_state()
-    return state
-
-
-def set_agent_rng_state(agent: Any, state: dict[str, Any]) -> None:
-    if "rng" in state:
-        agent.rng.bit_generator.state = state["rng"]
-    if "generator" in state:
-        agent.generator.set_state(state["generator"])
-
-
-def snapshot_agent(model: ActorCritic, rules: RulesConfig, seed: int) -> PPOAgent:
-    """A frozen copy of the current policy (sampling, like the learner) for the pool."""
-    frozen = copy.deepcopy(model).cpu()
-    for prm in frozen.parameters():
-        prm.requires_grad_(False)
-    return PPOAgent(frozen, rules, greedy=False, seed=seed, source="snapshot")
-
-
 # =========================================================================== the run
-RESUMABLE_KEYS = (
-    "ppo.total_decisions", "ppo.learning_rate", "ppo.lr_schedule", "ppo.ent_coef", "ppo.ent_coef_final",
-    "ppo.vf_coef", "ppo.max_grad_norm", "ppo.target_kl", "ppo.clip_coef", "ppo.clip_vloss", "ppo.norm_adv",
-    "ppo.update_epochs", "ppo.num_minibatches", "selfplay.snapshot_every", "selfplay.pfsp_power",
-    "checkpoint_every", "device", "output_dir", "run_name", "eval.",
-)
-"""Config keys ``--set`` may change when a run resumes (``eval.``: the whole section). The others
-fix the shape or meaning of the saved state (games, network, opponents, random streams)."""
-
-
-def _leaves(data: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(data, dict):
-        out: dict[str, Any] = {}
-        for k, v in data.items():
-            out.update(_leaves(v, f"{prefix}{k}."))
-        return out
-    return {prefix[:-1]: data}
-
-
-def check_resume_changes(saved: dict[str, Any], cfg: Config) -> None:
-    """Refuse ``--set`` changes that the saved state cannot follow, naming the key."""
-    before, after = _leaves(saved), _leaves(to_plain(cfg))
-    for key in sorted(set(before) | set(after)):
-        old, new = before.get(key), after.get(key)
-        if isinstance(old, tuple):
-            old = list(old)
-        if isinstance(new, tuple):
-            new = list(new)
-        if old == new or any(key == k or (k.endswith(".") and key.startswith(k)) for k in RESUMABLE_KEYS):
-            continue
-        if key == "num_workers":
-            raise ValueError(f"this run was trained with num_workers={old}: resume it with the same number "
-                             "(its games and random streams are split that way)")
-        raise ValueError(f"--resume: config key {key!r} cannot change when a run resumes (the run has {old!r}, "
-                         f"--set asks for {new!r}): the saved games, network and random streams depend on it. "
-                         f"Start a new run for that (keys that may change: {', '.join(RESUMABLE_KEYS)})")
-
-
-def resume_advice(latest: Path) -> str:
-    """What to do when ``latest`` cannot be used."""
-    prev = checkpoint_io.previous_path(latest)
-    best = latest.with_name("best.pt")
-    if prev.is_file():
-        return (f"the previous checkpoint {str(prev)!r} is kept: move the bad file away "
-                f"(mv {latest} {latest}.bad), rename the previous one (mv {prev} {latest}) and --resume again")
-    if best.is_file():
-        return (f"start a new run from the best weights of this one: "
-                f"python train.py --config ... --set warmstart.init_from={best}")
-    return "start a new run"
-
-
-def validate_resume_checkpoint(ckpt: dict[str, Any]) -> None:
-    validate_checkpoint(ckpt)
-    training = ckpt.get("training")
-    if not isinstance(training, dict) or not isinstance(training.get("workers"), list):
-        raise ValueError("it holds no training state (it is an agent checkpoint such as best.pt, not a latest.pt)")
-
-
 def setup_run(args: argparse.Namespace) -> tuple[Config, Path, dict[str, Any] | None]:
     """Resolve the config and the run directory (new run, or the run to resume)."""
     if args.resume:
@@ -849,7 +649,7 @@ def setup_run(args: argparse.Namespace) -> tuple[Config, Path, dict[str, Any] | 
             raise ValueError(f"--resume {str(run_dir)!r}: no checkpoints/latest.pt in that directory{hint}")
         ckpt = checkpoint_io.load(latest, advice=resume_advice(latest), validate=validate_resume_checkpoint)
         cfg = load_config(None, args.set, base=ckpt["config"])
-        check_resume_changes(ckpt["config"], cfg)
+        check_resume_changes(ckpt["config"], to_plain(cfg))
         return cfg, run_dir, ckpt
     if not args.config:
         raise ValueError("give --config FILE (for example configs/ppo_selfplay.yaml) or --resume RUN_DIR")
@@ -863,13 +663,6 @@ def setup_run(args: argparse.Namespace) -> tuple[Config, Path, dict[str, Any] | 
         raise ValueError(f"run directory {str(run_dir)!r} already holds a run: continue it with --resume {run_dir}, "
                          "or choose another --run-dir")
     return cfg, run_dir, None
-
-
-def remove_leftovers(checkpoints: Path) -> None:
-    """Temporary files a killed run left behind: half-written checkpoints, evaluation copies."""
-    checkpoint_io.remove_stale_temporaries(checkpoints)
-    for p in checkpoints.glob(".eval-*.pt"):
-        p.unlink(missing_ok=True)
 
 
 class Trainer:

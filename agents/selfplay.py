@@ -23,9 +23,15 @@ struggles against more often; ``power = 0`` is uniform.
 
 from __future__ import annotations
 
+import copy
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from pcr_env.config import RulesConfig
+
+from .ppo import ActorCritic, PPOAgent
 
 
 class OpponentPool:
@@ -80,4 +86,54 @@ def round_outcome(learner_score: float, opponent_score: float) -> float:
     return 1.0 if learner_score > opponent_score else 0.5 if learner_score == opponent_score else 0.0
 
 
-__all__ = ["OpponentPool", "round_outcome"]
+@dataclass
+class Opponents:
+    """Per-game opponent assignment of one worker: who plays the seats the learner does not."""
+
+    names: list[str]          # opponent kinds of selfplay.opponents, in order
+    probs: np.ndarray         # their drawing probabilities
+    baselines: list[Any]      # agent objects for the agent-spec kinds (same order as baseline_names)
+    baseline_names: list[str]
+    opponent: np.ndarray      # per game: -1 self-play, b < len(baselines) a baseline, len(baselines)+j snapshot j
+    learner_team: np.ndarray  # per game: the learner's team (ignored in self-play games)
+
+    def controller_name(self, oid: int) -> str:
+        if oid < 0:
+            return "self"
+        return self.baseline_names[oid] if oid < len(self.baselines) else "snapshot"
+
+    def stat_keys(self) -> list[str]:
+        """The collection statistics, a fixed list (the same on every worker, whatever its games held)."""
+        keys = ["decisions", "learner_decisions", "rounds", "made", "bid_sum", "vs_rounds", "vs_declared",
+                "vs_declared_made"]
+        for name in [*self.baseline_names, "snapshot"]:
+            keys += [f"vs_{name}_rounds", f"vs_{name}_score"]
+        return keys
+
+
+def draw_opponents(opp: Opponents, games: np.ndarray, pool: OpponentPool, rng: np.random.Generator) -> None:
+    """New opponent kind (and learner team) for each game in ``games``."""
+    if len(games) == 0:
+        return
+    kinds = rng.choice(len(opp.names), size=len(games), p=opp.probs)
+    teams = rng.integers(2, size=len(games))
+    for g, k, team in zip(games, kinds, teams):
+        name = opp.names[k]
+        if name == "self" or (name == "snapshot" and len(pool) == 0):
+            opp.opponent[g] = -1
+        elif name == "snapshot":
+            opp.opponent[g] = len(opp.baselines) + pool.sample(rng)
+        else:
+            opp.opponent[g] = opp.baseline_names.index(name)
+        opp.learner_team[g] = team
+
+
+def snapshot_agent(model: ActorCritic, rules: RulesConfig, seed: int) -> PPOAgent:
+    """A frozen copy of the current policy (sampling, like the learner) for the pool."""
+    frozen = copy.deepcopy(model).cpu()
+    for prm in frozen.parameters():
+        prm.requires_grad_(False)
+    return PPOAgent(frozen, rules, greedy=False, seed=seed, source="snapshot")
+
+
+__all__ = ["OpponentPool", "Opponents", "draw_opponents", "round_outcome", "snapshot_agent"]
