@@ -70,7 +70,7 @@ from pydantic import BaseModel, Field, model_validator
 from typing_extensions import Self
 
 from agents import checkpoint_io, parse_spec
-from agents.parallel import Workers
+from agents.parallel import Workers, launched_by_torchrun
 from agents.ppo import (
     ActorCritic,
     NetworkConfig,
@@ -337,10 +337,14 @@ def load_config(path: str | None, overrides: list[str], base: dict[str, Any] | N
 
 # =========================================================================== helpers
 def resolve_device(name: str) -> torch.device:
+    """``auto``/``cpu``/``cuda``/``cuda:N``; under torchrun, plain ``cuda`` is the GPU of the process's
+    ``LOCAL_RANK`` (one GPU per process on a machine with several)."""
     if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        name = "cuda" if torch.cuda.is_available() else "cpu"
     if name.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"config key 'device' = {name!r}: CUDA is not available on this machine (use 'auto' or 'cpu')")
+    if name == "cuda" and "LOCAL_RANK" in os.environ:
+        return torch.device("cuda", int(os.environ["LOCAL_RANK"]) % torch.cuda.device_count())
     return torch.device(name)
 
 
@@ -673,12 +677,12 @@ class Trainer:
     them hold the same weights. The main worker (rank 0) writes the run directory.
     """
 
-    def __init__(self, rank: int, cfg: Config, run_dir: Path, resume: dict[str, Any] | None, quiet: bool):
+    def __init__(self, workers: Workers, cfg: Config, run_dir: Path, resume: dict[str, Any] | None, quiet: bool):
         torch.set_num_threads(1)
         self.cfg, self.run_dir = cfg, run_dir
-        self.workers = Workers(rank, cfg.num_workers,
-                               str((run_dir / ".rendezvous").resolve()) if cfg.num_workers > 1 else None)
-        self.main = self.workers.is_main
+        self.workers = workers
+        rank = workers.rank
+        self.main = workers.is_main
         self.device = device = resolve_device(cfg.device)
         self.rules = rules = cfg.rules
         p = cfg.ppo
@@ -780,6 +784,9 @@ class Trainer:
 
     def save_latest(self, reason: str) -> None:
         """Write checkpoints/latest.pt (the previous one kept as latest.prev.pt); collective."""
+        if not self.workers.same_weights(self.model.parameters()):  # a desync would be saved as if it were one model
+            raise TrainingError(f"the {self.workers.world_size} workers hold different weights at iteration "
+                                f"{self.iteration}: checkpoints/latest.pt was not overwritten (it holds {self.last_saved})")
         snapshots = self.workers.gather(worker_snapshot(self.ws, self.storage, self.opp, self.pool, self.teacher))
         if not self.main:
             return
@@ -982,7 +989,9 @@ class Trainer:
                 # No evaluation ran: the final weights are the best we know.
                 atomic_save(self.agent_checkpoint(act={"greedy": cfg.eval.greedy},
                                                   meta={"iteration": self.iteration, "decisions": self.decisions}), best)
-            self.log.record({"type": "done", "iteration": self.iteration, "decisions": self.decisions})
+            in_step = self.workers.same_weights(self.model.parameters())
+            self.log.record({"type": "done", "iteration": self.iteration, "decisions": self.decisions,
+                             "workers": self.workers.world_size, "workers_in_step": in_step})
         self.log.message(where_results_are(self.run_dir))
 
     def close(self) -> None:
@@ -997,10 +1006,10 @@ def where_results_are(run_dir: Path) -> str:
             f"  logs: {run_dir / 'log.jsonl'}; TensorBoard: tensorboard --logdir {run_dir}")
 
 
-def train(rank: int, cfg: Config, run_dir: Path, resume: dict[str, Any] | None, max_iterations: int | None,
+def train(workers: Workers, cfg: Config, run_dir: Path, resume: dict[str, Any] | None, max_iterations: int | None,
           quiet: bool) -> None:
     """One worker of a run (rank 0 writes the run directory)."""
-    trainer = Trainer(rank, cfg, run_dir, resume, quiet)
+    trainer = Trainer(workers, cfg, run_dir, resume, quiet)
     try:
         trainer.run(max_iterations)
     finally:
@@ -1009,9 +1018,10 @@ def train(rank: int, cfg: Config, run_dir: Path, resume: dict[str, Any] | None, 
 
 def _spawned(rank: int, cfg: Config, run_dir: Path, resume: dict[str, Any] | None, max_iterations: int | None,
              quiet: bool) -> None:
+    workers = Workers(rank, cfg.num_workers, str((run_dir / ".rendezvous").resolve()))
     # torch.multiprocessing hands every worker the same shared-memory tensors. Optimizer.load_state_dict
     # keeps them as they are, so without a private copy the workers would update one Adam state twice.
-    train(rank, cfg, run_dir, copy.deepcopy(resume), max_iterations, quiet)
+    train(workers, cfg, run_dir, copy.deepcopy(resume), max_iterations, quiet)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -1048,6 +1058,8 @@ def main(argv: list[str] | None = None) -> None:
         return
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     torch.set_num_threads(1)
+    if launched_by_torchrun():
+        return main_torchrun(args)
     try:
         cfg, run_dir, resume = setup_run(args)
     except ValueError as err:
@@ -1055,7 +1067,7 @@ def main(argv: list[str] | None = None) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     if cfg.num_workers == 1:
         try:
-            train(0, cfg, run_dir, resume, args.max_iterations, args.quiet)
+            train(Workers(), cfg, run_dir, resume, args.max_iterations, args.quiet)
         except (TrainingError, ValueError) as err:
             raise SystemExit(f"train.py: error: {err}") from None
         return
@@ -1075,6 +1087,39 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         signal.signal(signal.SIGINT, previous)
         rendezvous.unlink(missing_ok=True)
+
+
+def main_torchrun(args: argparse.Namespace) -> None:
+    """One process of a ``torchrun`` launch, on this machine or one of many.
+
+    The main worker (rank 0) resolves the config and the run directory (and reads latest.pt on
+    ``--resume``) and hands them to the others, so the other machines need neither the run
+    directory nor a shared file system; ``num_workers`` is torchrun's world size.
+    """
+    workers = Workers.from_environment()
+    setup: tuple[Any, ...] = ()
+    if workers.is_main:
+        try:
+            args.set = [*args.set, f"num_workers={workers.world_size}"] if not args.resume else args.set
+            cfg, run_dir, resume = setup_run(args)
+            if cfg.num_workers != workers.world_size:
+                raise ValueError(f"this run was trained with num_workers={cfg.num_workers}: resume it with as many "
+                                 f"torchrun processes in all (this launch has {workers.world_size})")
+            setup = (to_plain(cfg), str(run_dir), resume)
+        except ValueError as err:
+            setup = (f"train.py: error: {err}",)
+    setup = workers.broadcast(setup)
+    if len(setup) == 1:
+        workers.close()
+        raise SystemExit(setup[0] if workers.is_main else 1)
+    config, run_dir_name, resume = setup
+    cfg, run_dir = validate(Config, config), Path(run_dir_name)
+    if workers.is_main:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        train(workers, cfg, run_dir, resume, args.max_iterations, args.quiet or not workers.is_main)
+    except (TrainingError, ValueError) as err:
+        raise SystemExit(f"train.py: error: {err}") from None
 
 
 if __name__ == "__main__":
