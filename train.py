@@ -236,6 +236,13 @@ class WarmStartConfig(BaseModel):
     init_from: str = ""
     """Start from the weights of this checkpoint (a best.pt / latest.pt / 'pretrained') instead of a
     fresh network; its rules and network shape must match. Empty: fresh network."""
+    play: Literal["teacher", "learner"] = "teacher"
+    """Who plays the warm-start games: ``teacher`` (behaviour cloning on the teacher's own games) or
+    ``learner`` (expert iteration: the network plays, the teacher only labels its positions)."""
+    label_phases: tuple[Literal["pass", "bid", "trump", "discard", "play"], ...] = ("pass", "bid", "trump", "discard",
+                                                                                   "play")
+    """Decisions the teacher labels and the network learns; the others are played but not trained on
+    (a search teacher is costly: labelling only ``[bid, trump]``, where contracts are won and lost, is cheap)."""
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -246,6 +253,7 @@ class WarmStartConfig(BaseModel):
             require(False, "teacher", self.teacher, f"an agent spec ({err})")
         require(self.epochs >= 1, "epochs", self.epochs, "an integer >= 1")
         require(self.learning_rate > 0, "learning_rate", self.learning_rate, "a number > 0")
+        require(len(self.label_phases) > 0, "label_phases", list(self.label_phases), "a non-empty list of phases")
         return self
 
 
@@ -362,6 +370,7 @@ def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueN
     Returns summed statistics (counts and totals, reduced over workers by the caller).
     """
     n_envs = ws.envs.num_envs
+    label_phases = sorted({int(Phase[name.upper()]) for name in cfg.warmstart.label_phases})
     central = model.config.central_critic
     obs_dim = model.obs_dim
     scale = cfg.ppo.reward_scale
@@ -383,23 +392,30 @@ def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueN
         forced = legal_all.sum(1) == 1 if cfg.ppo.skip_forced else np.zeros(n_envs, bool)
         actions[forced] = legal_all[forced].argmax(1)
         stored = learner & ~forced
+        if teacher is not None and len(label_phases) < Phase.ROUND_END:  # not every decision phase
+            stored &= np.isin(obs[:, :len(Phase)].argmax(1), label_phases)  # the observation starts with the phase
         rows = np.flatnonzero(stored)
         legal = legal_all[rows]
         stored_inputs = inputs[rows]
         if teacher is not None:
-            act = teacher.act_batch(obs[rows], masks[rows])
+            # Warm start: the teacher labels the stored decisions; the games are played by the teacher
+            # (behaviour cloning) or by the network being trained (expert iteration: its own positions).
+            playing = np.flatnonzero(~forced)
+            if cfg.warmstart.play == "learner":
+                actions[playing] = _network_actions(model, value_norm, inputs[playing], legal_all[playing], ws.action_gen,
+                                                    device, obs_dim, central)[0]
+                act = teacher.act_batch(obs[rows], masks[rows])
+            elif len(playing) == len(rows):
+                act = teacher.act_batch(obs[rows], masks[rows])
+            else:
+                actions[playing] = teacher.act_batch(obs[playing], masks[playing])
+                act = actions[rows]
             logp = np.zeros(len(rows), np.float32)
             values = np.zeros(len(rows), np.float32)
         else:
             # ALGO LOGIC: the learner's seats act with the current network, one forward pass for all games.
-            with torch.no_grad():
-                x = torch.from_numpy(stored_inputs).to(device)
-                m = torch.from_numpy(legal).to(device)
-                logp_all = log_probs(model.masked_logits(x[:, :obs_dim], m))
-                a = sample_actions(logp_all, ws.action_gen)
-                logp = logp_all.gather(1, a[:, None]).squeeze(1).cpu().numpy()
-                values = value_norm.denormalize(model.value(x if central else x[:, :obs_dim])).cpu().numpy()
-                act = a.cpu().numpy()
+            act, logp, values = _network_actions(model, value_norm, stored_inputs, legal, ws.action_gen, device, obs_dim,
+                                                 central)
         actions[rows] = act
         others = np.flatnonzero(~learner & ~forced)
         for oid in np.unique(opp.opponent[others]):
@@ -444,6 +460,20 @@ def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueN
     stats["pool_wins"] = pool_wins  # type: ignore[assignment]
     stats["pool_rounds"] = pool_rounds  # type: ignore[assignment]
     return stats
+
+
+def _network_actions(model: ActorCritic, value_norm: ValueNorm, inputs: np.ndarray, legal: np.ndarray,
+                     generator: torch.Generator, device: torch.device, obs_dim: int,
+                     central: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sampled actions, their log-probabilities and the value estimates, one forward pass for all rows."""
+    with torch.no_grad():
+        x = torch.from_numpy(inputs).to(device)
+        m = torch.from_numpy(legal).to(device)
+        logp_all = log_probs(model.masked_logits(x[:, :obs_dim], m))
+        a = sample_actions(logp_all, generator)
+        logp = logp_all.gather(1, a[:, None]).squeeze(1).cpu().numpy()
+        values = value_norm.denormalize(model.value(x if central else x[:, :obs_dim])).cpu().numpy()
+    return a.cpu().numpy(), logp, values
 
 
 # =========================================================================== updates

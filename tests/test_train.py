@@ -307,3 +307,27 @@ def test_two_workers_train_in_step(tmp_path, monkeypatch):
     kinds = [r["type"] for r in records(run_dir)]
     assert kinds.count("iteration") == 2 and kinds[-1] == "done"
     assert (run_dir / "checkpoints" / "best.pt").is_file()
+
+
+def test_expert_iteration_stores_only_the_teachers_labels_of_the_chosen_phases():
+    """warmstart.play=learner: the network plays its own games, the teacher labels only bids and trump."""
+    from agents import make_agent
+    from pcr_env.engine import Phase
+
+    cfg = train.load_config(SMOKE, ["ppo.num_envs=8", "ppo.num_steps=80", "warmstart.play=learner",
+                                    "warmstart.label_phases=[bid, trump]", "network.central_critic=false"])
+    envs = VectorEnv(8, seed=3)
+    obs, masks, seats = envs.reset()
+    ws = train.WorkerState(envs, obs, masks, seats, np.random.default_rng(0), torch.Generator().manual_seed(0))
+    model = train.ActorCritic(envs.obs_dim, envs.state_dim, 70, cfg.network)
+    storage = SeatRollout(80, 8, 4, envs.obs_dim)
+    opp = train.Opponents(["self"], np.array([1.0]), [], [], np.full(8, -1), np.zeros(8, np.int64))
+    teacher = make_agent("heuristic", seed=0)
+    stats = train.collect(cfg, ws, model, train.ValueNorm(), storage, opp, train.OpponentPool(2, 1.0),
+                          torch.device("cpu"), teacher=teacher)
+    phases = storage.inputs[storage.valid][:, :len(Phase)].argmax(1)
+    assert stats["learner_decisions"] == len(phases) > 0
+    assert set(phases.tolist()) <= {Phase.BID, Phase.TRUMP} and Phase.BID in phases
+    labels = storage.actions[storage.valid]
+    again = make_agent("heuristic", seed=0).act_batch(storage.inputs[storage.valid], storage.masks[storage.valid])
+    assert (labels == again).all()  # the stored actions are the teacher's labels
