@@ -1,6 +1,8 @@
 # Quickstart: `make train` (train the default config, then evaluate it) and `make test`.
 # Each target creates .venv once (idempotent; re-run after pyproject.toml changes) with
 # the CPU build of torch, then installs the project and the extras that target needs.
+# The bare project (`pip install .`) is the environment alone; training and evaluation need
+# the `train` extra, which `dev`, `all`, the integration extras and `notebook`/`lab` include.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -10,14 +12,19 @@ DEALS ?= 2000
 TS_VENV ?= .venv-tianshou
 TS_PY := $(TS_VENV)/bin/python
 
-.PHONY: train resume eval notebook test test-tianshou bench clean plot
+.PHONY: train resume eval notebook test test-tianshou bench clean plot play
 
-# $(VENV)/.installed-EXTRAS: the venv with the project and those extras installed.
+# Play against three heuristic players in the terminal (the environment alone would do: no torch needed).
+play: $(VENV)/.installed-dev
+	$(PY) -m agents.play --seat 0 --agents heuristic
+
+# $(VENV)/.installed-EXTRAS: the venv with the project and those extras installed
+# (torch==2.13.0 is repeated on the last install so pip cannot swap it for a CUDA build).
 $(VENV)/.installed-%: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e ".[$*]"
+	$(PY) -m pip install --quiet -e ".[$*]" torch==2.13.0
 	touch $@
 
 # Tianshou 2.0 needs pandas<3, which conflicts with ray in .venv, so it has its own venv
@@ -32,6 +39,7 @@ $(TS_VENV)/.installed: pyproject.toml
 EVALUATE = $(PY) evaluate.py --agents ppo:$(RUN_DIR)/checkpoints/best.pt heuristic random \
 	--deals $(DEALS) --seed 0 --workers 2 --out $(RUN_DIR)/eval
 
+# dev = train (torch, pydantic, tensorboard, ...) + the test tools.
 train: $(VENV)/.installed-dev
 	$(PY) train.py --config configs/ppo_selfplay.yaml --run-dir $(RUN_DIR)
 	$(EVALUATE)

@@ -8,7 +8,8 @@ luck of the cards cancels; see :mod:`agents.evaluation` for the method.
     python evaluate.py --agents heuristic random --players 6 --episode game --deals 200
     python evaluate.py --agents ppo:pretrained heuristic --deals 200 --replays runs/replays   # + game records
 
-Agent specs: ``random``, ``greedy``, ``heuristic``, ``ppo:PATH`` (``ppo:pretrained``).
+Agent specs: ``random``, ``greedy``, ``heuristic``, ``ppo:PATH`` (``ppo:pretrained``), ``search:SPEC``
+(``search:ppo:pretrained``), ``pimc``.
 A single agent plays a copy of itself (a self-play check, said so in the output); repeat a spec to
 rate two copies.
 """
@@ -19,7 +20,7 @@ import argparse
 import os
 import sys
 
-from agents.base import list_agents, parse_spec
+from agents.registry import list_agents, parse_spec
 
 
 def _bool(text: str) -> bool:

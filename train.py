@@ -74,8 +74,10 @@ from agents.parallel import Workers, launched_by_torchrun
 from agents.ppo import (
     ActorCritic,
     NetworkConfig,
+    PPOAgent,
     ValueNorm,
     atomic_save,
+    build_model,
     check_rules_compatible,
     log_probs,
     make_checkpoint,
@@ -99,6 +101,7 @@ from agents.selfplay import Opponents, OpponentPool, draw_opponents, round_outco
 from agents.training_log import RunLog
 from agents.run_config import SECTION, Bool, Float, Int, apply_overrides, describe, load_yaml, require, to_plain, validate
 from pcr_env.config import RulesConfig
+from pcr_env.seating import derive_seed as stream_seed  # one seeding scheme for every tool
 from pcr_env.engine import Phase
 from pcr_env.vector import VectorEnv
 
@@ -354,11 +357,6 @@ def resolve_device(name: str) -> torch.device:
     if name == "cuda" and "LOCAL_RANK" in os.environ:
         return torch.device("cuda", int(os.environ["LOCAL_RANK"]) % torch.cuda.device_count())
     return torch.device(name)
-
-
-def stream_seed(*keys: int) -> int:
-    """A 63-bit seed derived from ``keys`` (independent streams per purpose and worker)."""
-    return int(np.random.SeedSequence([int(k) for k in keys]).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
 # =========================================================================== collection
@@ -640,26 +638,23 @@ def bc_update(cfg: Config, model: ActorCritic, value_norm: ValueNorm, optimizer:
 
 
 # =========================================================================== evaluation
-def evaluate_policy(model: ActorCritic, ckpt: dict[str, Any], ecfg: EvalConfig, deals: int, path: Path) -> dict[str, dict[str, float]]:
+def evaluate_policy(ckpt: dict[str, Any], ecfg: EvalConfig, deals: int) -> dict[str, dict[str, float]]:
     """Duplicate evaluation (``agents.evaluation.evaluate``, as ``evaluate.py``) of ``ckpt`` against ``ecfg.opponents``.
 
-    The weights are written to ``path`` and played as the agent spec ``ppo:<path>``.
+    The policy plays from memory: ``build_model`` rebuilds the network from the checkpoint dict exactly as
+    ``ppo:PATH`` would load it (same weights, rules and greedy setting), so the figures equal
+    ``evaluate.py --agents ppo:best.pt ...`` on the same seed; nothing is written to disk.
     Returns, per opponent spec, the mean score difference per deal (learner team minus
     opponent team, mean of the two duplicate tables), its 95% interval and the share of deals won.
     """
     from agents import evaluation
 
-    atomic_save(ckpt, path)
-    spec = f"ppo:{path}"
-    try:
-        result = evaluation.evaluate([spec, *ecfg.opponents], deals=deals, seed=ecfg.seed, episode="round",
-                                     workers=1, progress=False, rules=ckpt["rules"],
-                                     pairs=[(0, j + 1) for j in range(len(ecfg.opponents))])
-    finally:
-        path.unlink(missing_ok=True)
-        # evaluate() caches agents by spec; the file is gone, so drop its entries.
-        for key in [k for k in getattr(evaluation, "_AGENT_CACHE", {}) if k[0] == spec]:
-            evaluation._AGENT_CACHE.pop(key)
+    rules = RulesConfig.from_kwargs(ckpt["rules"])
+    agent = PPOAgent(build_model(ckpt), rules, greedy=bool(ckpt.get("act", {}).get("greedy", True)),
+                     source="the network being trained")
+    result = evaluation.evaluate([agent, *ecfg.opponents], deals=deals, seed=ecfg.seed, episode="round",
+                                 workers=1, progress=False, rules=rules,
+                                 pairs=[(0, j + 1) for j in range(len(ecfg.opponents))])
     out = {}
     for pair in result.pairs:
         out[ecfg.opponents[len(out)]] = {"mean": pair.mean_diff, "ci_low": pair.ci95[0], "ci_high": pair.ci95[1],
@@ -862,8 +857,7 @@ class Trainer:
             ckpt = self.agent_checkpoint(act={"greedy": cfg.eval.greedy},
                                          meta={"iteration": self.iteration, "decisions": self.decisions})
             try:
-                results = evaluate_policy(self.model, ckpt, cfg.eval, deals,
-                                          self.run_dir / "checkpoints" / f".eval-{self.iteration}.pt")
+                results = evaluate_policy(ckpt, cfg.eval, deals)
             except Exception as err:  # an evaluation problem must not cost the training run
                 self.log.message(f"evaluation at iteration {self.iteration} failed, training continues: {err!r}")
                 self.log.record({"type": "eval_error", "iteration": self.iteration, "decisions": self.decisions,

@@ -12,8 +12,19 @@ luck of the cards cancels (the duplicate method of bridge and of poker research)
   deal, so both tables get the same redeal cards as long as both throw in.
 * With ``episode="game"`` a deal is a whole game to ``target_score``: round ``r``
   of game ``i`` uses cards drawn from ``default_rng([seed, i, r])`` at both tables.
-* Agents are re-seeded from ``(seed, i, table, side)`` before every table, so a
-  result depends on the seed alone, not on ``workers``.
+* Agents are re-seeded with ``agent.reset(derive_seed(seed, i, table, side))``
+  (:func:`pcr_env.seating.derive_seed`) before every table, so a result depends on
+  the seed alone, not on ``workers``.
+
+Agents are spec strings (:mod:`agents.registry`) or agent objects (``act``,
+``act_batch``, ``reset``: :class:`agents.base.Agent`), e.g. a policy built from a
+network that is still training. Spec-built agents are made once per process and
+side; an object is played as it is (its ``reset`` is called before every table, so
+its random streams are not left where they were: save them with ``get_state()``
+first if that matters). With ``workers > 1`` objects travel to the worker
+processes by pickling (once per work item of ``CHUNK`` deals), so they must be
+picklable and rebuild the same agent there; a torch network on the CPU is.
+Results are the same either way.
 
 **Score difference per deal** = X's (team score − opponent score) at table A plus
 the same at table B, divided by 2: X's average margin per round played on those
@@ -35,6 +46,7 @@ first agent) at 0, and standard errors from the Fisher information.
 
 from __future__ import annotations
 
+import copy
 import csv
 import json
 import math
@@ -54,8 +66,10 @@ from pcr_env.cards import NUM_CARDS
 from pcr_env.config import EPISODES, RulesConfig
 from pcr_env.observation import encode_observation
 from pcr_env.replay import GameRecorder
+from pcr_env.seating import derive_seed, is_seat_agent
 
-from .base import Agent, make_agent, parse_spec
+from .base import Agent
+from .registry import make_agents, parse_spec, spec_label
 
 CHUNK = 25  # deals per work item: small enough for a smooth progress bar, large enough to amortise IPC
 
@@ -88,7 +102,7 @@ def make_deal(rules: RulesConfig, seed: int, index: int, round_in_game: int | No
 
 def agent_seed(seed: int, index: int, table: int, side: int) -> int:
     """Seed of the agent playing ``side`` (0 = X, 1 = Y) at ``table`` (0 = A, 1 = B) of deal ``index``."""
-    return int(np.random.SeedSequence([seed, index, table, side]).generate_state(1, np.uint64)[0] >> 1)
+    return derive_seed(seed, index, table, side)
 
 
 # ------------------------------------------------------------------------ playing
@@ -227,14 +241,17 @@ class ChunkResult:
     replays: list[dict[str, Any]] = field(default_factory=list)  # game records of the recorded deals
 
 
-# Agents built in this process, by (spec, side, rules): a checkpoint is loaded once per worker, not per deal.
+# Agents built from specs in this process, by (spec, side, rules): a checkpoint is loaded once per
+# worker, not per deal. Agent objects given to evaluate() are never cached: they are used as they are.
 _AGENT_CACHE: dict[tuple[str, int, RulesConfig], Agent] = {}
 
 
-def _get_agent(spec: str, side: int, rules: RulesConfig) -> Agent:
-    key = (spec, side, rules)
+def _get_agent(entry: str | Agent, side: int, rules: RulesConfig) -> Agent:
+    if not isinstance(entry, str):
+        return entry
+    key = (entry, side, rules)
     if key not in _AGENT_CACHE:
-        _AGENT_CACHE[key] = make_agent(spec, seed=None, rules=rules)
+        _AGENT_CACHE[key] = make_agents({side: entry}, (side,), seed=None, rules=rules)[side]
         _single_thread()
     return _AGENT_CACHE[key]
 
@@ -250,12 +267,6 @@ def _worker_init() -> None:
     os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 
-def _reseed(agent: Agent, seed: int) -> None:
-    reset = getattr(agent, "reset", None)
-    if callable(reset):
-        reset(seed)
-
-
 def run_chunk(task: tuple) -> ChunkResult:
     """Play deals ``start .. start+count-1`` of one pair (a picklable, top-level work item).
 
@@ -263,22 +274,24 @@ def run_chunk(task: tuple) -> ChunkResult:
     deal with index below ``record_deals`` as replay records (:mod:`pcr_env.replay`).
     """
     pair, spec_x, spec_y, start, count, seed, rules_dict, episode, *extra = task
-    record_deals, label_x, label_y = extra[0] if extra and extra[0] else (0, spec_x, spec_y)
+    record_deals, label_x, label_y = extra[0] if extra and extra[0] else (0, spec_label(spec_x), spec_label(spec_y))
     rules = RulesConfig(**rules_dict)
     replays: list[dict[str, Any]] = []
     ax, ay = _get_agent(spec_x, 0, rules), _get_agent(spec_y, 1, rules)
+    if ay is ax:  # one object on both sides (a self-play check): each side gets its own, seeded apart
+        ay = copy.deepcopy(ax)
     stats = (SideStats(), SideStats())
     diffs: list[float] = []
     games_won: list[int] = []
     throw_ins = truncated = 0
-    names = (spec_x, spec_y)
+    names = (spec_label(spec_x), spec_label(spec_y))
     for i in range(start, start + count):
         deal = make_deal(rules, seed, i)
         margin = 0.0
         won = 0
         for table, x_team in ((0, 0), (1, 1)):
-            _reseed(ax, agent_seed(seed, i, table, 0))
-            _reseed(ay, agent_seed(seed, i, table, 1))
+            ax.reset(agent_seed(seed, i, table, 0))
+            ay.reset(agent_seed(seed, i, table, 1))
             seats = [ax if s % 2 == x_team else ay for s in range(rules.players)]
             seat_names = [names[0] if s % 2 == x_team else names[1] for s in range(rules.players)]
             recorder = None
@@ -455,13 +468,16 @@ def _labels(specs: Sequence[str]) -> list[str]:
 
 
 # ---------------------------------------------------------------------------- driver
-def evaluate(agents: Sequence[str], deals: int = 1000, seed: int = 0, episode: str = "round",
+def evaluate(agents: Sequence[str | Agent], deals: int = 1000, seed: int = 0, episode: str = "round",
              workers: int = 1, progress: bool = True, rules: RulesConfig | dict[str, Any] | None = None,
              pairs: Iterable[tuple[int, int]] | None = None, record_deals: int = 0) -> EvaluationResult:
-    """Play every pair of ``agents`` (spec strings) in duplicate over ``deals`` deals.
+    """Play every pair of ``agents`` (spec strings or agent objects) in duplicate over ``deals`` deals.
 
     A single agent is played against a copy of itself; a repeated spec is a
-    separate entry (``heuristic`` and ``heuristic#2``). ``pairs`` (index pairs)
+    separate entry (``heuristic`` and ``heuristic#2``). An object is named by its
+    ``name`` attribute (else its class name) in the results, and is re-seeded with
+    ``reset`` before every table; with ``workers > 1`` it is pickled to the workers
+    (see the module docstring). ``pairs`` (index pairs)
     restricts the pairings. ``rules`` is a :class:`~pcr_env.RulesConfig` or its
     fields. Results are identical for any ``workers``.
 
@@ -482,10 +498,14 @@ def evaluate(agents: Sequence[str], deals: int = 1000, seed: int = 0, episode: s
         raise ValueError(f"record_deals {record_deals!r} is not allowed: allowed an integer >= 0")
     if not agents:
         raise ValueError("agents is empty: give at least one agent spec, e.g. ['heuristic', 'random']")
-    for spec in agents:
-        parse_spec(spec)  # fail fast, naming the bad spec
+    for k, entry in enumerate(agents):
+        if isinstance(entry, str):
+            parse_spec(entry)  # fail fast, naming the bad spec
+        elif not is_seat_agent(entry):
+            raise ValueError(f"agents[{k}] = {entry!r} is not allowed: allowed an agent spec string "
+                             "('random', 'heuristic', 'ppo:PATH') or an agent object with act(obs) and reset(seed)")
     specs = list(agents) if len(agents) > 1 else [agents[0], agents[0]]
-    names = _labels(specs)
+    names = _labels([spec_label(s) for s in specs])
     pair_list = sorted(pairs) if pairs is not None else [(i, j) for i in range(len(specs)) for j in range(i + 1, len(specs))]
     rules_dict = rules.to_dict()
     tasks = [(p, specs[i], specs[j], start, min(CHUNK, deals - start), seed, rules_dict, episode)
@@ -525,10 +545,11 @@ def evaluate(agents: Sequence[str], deals: int = 1000, seed: int = 0, episode: s
         wins[i, j] += (d > 0).sum() + 0.5 * (d == 0).sum()
         wins[j, i] += (d < 0).sum() + 0.5 * (d == 0).sum()
     ratings: list[Rating] = []
-    if len(set(specs)) >= 2 or len(specs) > 2:
-        anchor = next((k for k, s in enumerate(specs) if s == "random"), 0)
+    distinct = {s if isinstance(s, str) else id(s) for s in specs}
+    if len(distinct) >= 2 or len(specs) > 2:
+        anchor = next((k for k, s in enumerate(specs) if spec_label(s) == "random"), 0)  # a RandomAgent too
         ratings = sorted(bradley_terry(names, wins, anchor=anchor), key=lambda r: -r.elo)
-    config = {"agents": names, "specs": specs, "deals": deals, "seed": seed, "episode": episode,
+    config = {"agents": names, "specs": [spec_label(s) for s in specs], "deals": deals, "seed": seed, "episode": episode,
               "rules": rules_dict, "workers": workers, "duplicate": True,
               "score_difference": "mean over the two tables of (agent_a team score - agent_b team score)"}
     replays = [r for c in sorted(chunks, key=lambda c: (c.pair, c.start)) for r in c.replays]

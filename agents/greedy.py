@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from pcr_env.actions import BID_BASE, PASS_BID, TRUMP_BASE
+from pcr_env.cards import beats
 from pcr_env.engine import Phase
 from pcr_env.observation import decode_observation
 
@@ -75,18 +76,12 @@ class GreedyAgent(BaseAgent):
             return max(legal, key=lambda c: (c % 13, c))
         order = [(k, view.trick[k]) for k in range(leader, view.players)]
         led = order[0][1] // 13
-
-        def beats(card: int, best: int) -> bool:
-            if card // 13 == trump:
-                return best // 13 != trump or card > best
-            return card // 13 == led == best // 13 and card > best
-
         winner, best = order[0]
         for k, card in order[1:]:
-            if beats(card, best):
+            if beats(card, best, led, trump):  # R6.4
                 winner, best = k, card
         if winner % 2 == 1:
-            winning = [c for c in legal if beats(c, best)]
+            winning = [c for c in legal if beats(c, best, led, trump)]
             if winning:
                 return min(winning, key=cheap_first)
         return min(legal, key=cheap_first)

@@ -100,14 +100,14 @@ from itertools import product
 import numpy as np
 
 from pcr_env.actions import BID_BASE, NUM_ACTIONS, PASS_BID, TRUMP_BASE
+from pcr_env.cards import beats, rank_of
 from pcr_env.config import RulesConfig
-from pcr_env.engine import PassDirection, Phase
+from pcr_env.engine import PASS_OFFSET, PASS_SIZE, PassDirection, Phase
 from pcr_env.observation import ObservationView, decode_observation
 
 from .base import BaseAgent, legal_actions
 
 ACE, KING, QUEEN, JACK = 12, 11, 10, 9
-PASS_SIZE = 3
 
 
 @dataclass(frozen=True)
@@ -160,14 +160,6 @@ PARAMS_6 = HeuristicParams(
     run_diff=(-15.0, -9.6, -5.8, -2.2, 0.0, 2.1, 5.4, 9.9, 15.0),
     defender_runs=(15.0, 9.6, 5.8, 2.4, 0.6, 0.2, 0.0, 0.0, 0.0),
 )
-
-
-def suit_of(card: int) -> int:
-    return card // 13
-
-
-def rank_of(card: int) -> int:
-    return card % 13
 
 
 # ------------------------------------------------------------------ hand valuation
@@ -490,7 +482,7 @@ class _Play:
         self.unseen_by_suit = [[c for c in cards if c not in seen] for cards in _SUIT_CARDS]
         self.holder: dict[int, int] = {}
         if view.passed and view.pass_direction != PassDirection.NONE:
-            to = {PassDirection.PARTNER: 2, PassDirection.LEFT: 1, PassDirection.RIGHT: n - 1}[view.pass_direction]
+            to = PASS_OFFSET[view.pass_direction] % n  # R3.2: the receiver's relative seat
             for c in view.passed:
                 if c not in played:
                     self.holder[c] = to
@@ -523,12 +515,6 @@ class _Play:
             return True
         return sum(1 for c in self.unseen_by_suit[suit] if self.could_hold(k, c)) <= self.params.void_risk
 
-    def beats(self, card: int, best: int, led: int) -> bool:
-        s, bs = card // 13, best // 13
-        if s == self.trump:
-            return bs != self.trump or card > best
-        return s == led == bs and card > best
-
     def can_beat(self, k: int, best: int, led: int) -> bool:
         """Could player ``k`` (not yet played) hold a legal card that beats ``best``?"""
         if led == best // 13:
@@ -537,7 +523,7 @@ class _Play:
                     return True
         if led != self.trump and self.trump >= 0 and self.may_be_void(k, led):
             for c in self.unseen_by_suit[self.trump]:
-                if self.beats(c, best, led) and self.could_hold(k, c):
+                if beats(c, best, led, self.trump) and self.could_hold(k, c):
                     return True
         return False
 
@@ -640,7 +626,7 @@ class _Play:
         led = self.order[0][1] // 13
         wk, wc = self.order[0]
         for k, c in self.order[1:]:
-            if self.beats(c, wc, led):
+            if beats(c, wc, led, self.trump):
                 wk, wc = k, c
         return wk, wc
 
@@ -653,7 +639,7 @@ class _Play:
         last = not self.after
         if partner_winning and (last or self.safe(wc, led)):
             return self.throw(legal, following)
-        winners = [c for c in legal if self.beats(c, wc, led)]
+        winners = [c for c in legal if beats(c, wc, led, self.trump)]
         safe_winners = [c for c in winners if self.safe(c, led)]
         if following:
             if partner_winning:

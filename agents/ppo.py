@@ -293,8 +293,18 @@ class PPOAgent(BaseAgent):
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> None:
+        """Re-seed ``self.rng`` and, from it, the torch generator that samples actions."""
         super().reset(seed)
         self.generator.manual_seed(int(self.rng.integers(2**63)))
+
+    def get_state(self) -> dict[str, Any]:
+        """``{"rng": numpy state dict, "generator": torch ByteTensor}`` (loads with ``weights_only=True``)."""
+        return {**super().get_state(), "generator": self.generator.get_state()}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        super().set_state(state)
+        if "generator" in state:
+            self.generator.set_state(state["generator"])
 
     def act(self, obs: dict[str, np.ndarray]) -> int:
         return int(self.act_batch(np.asarray(obs["observation"])[None], np.asarray(obs["action_mask"])[None])[0])

@@ -9,8 +9,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from .base import BaseAgent, legal_actions
@@ -21,8 +19,7 @@ class RandomAgent(BaseAgent):
 
     name = "random"
 
-    def __init__(self, seed: int | None = None, rules: Any = None):
-        # ``rules`` is accepted so every agent takes the same arguments; the mask is all it needs.
+    def __init__(self, seed: int | None = None):  # the mask is all it needs: no ``rules``
         super().__init__(seed)
 
     def act(self, obs: dict[str, np.ndarray]) -> int:

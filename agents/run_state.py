@@ -83,9 +83,9 @@ def worker_snapshot(ws: WorkerState, storage: SeatRollout, opp: Opponents, pool:
         "torch_rng": torch.get_rng_state(),
         "pending": pending.copy(), "open_rows": open_rows,
         "opponent": opp.opponent.copy(), "learner_team": opp.learner_team.copy(),
-        "baseline_rng": [agent_rng_state(a) for a in opp.baselines],
-        "pool_rng": [agent_rng_state(a) for a in pool.agents],
-        "teacher_rng": agent_rng_state(teacher) if teacher is not None else None,
+        "baseline_rng": [a.get_state() for a in opp.baselines],
+        "pool_rng": [a.get_state() for a in pool.agents],
+        "teacher_rng": teacher.get_state() if teacher is not None else None,
     })
 
 
@@ -103,27 +103,11 @@ def restore_worker(saved: dict[str, Any], ws: WorkerState, storage: SeatRollout,
         storage.flat(name)[idx] = data
     opp.opponent[:], opp.learner_team[:] = s["opponent"], s["learner_team"]
     for agent, state in zip(opp.baselines, saved["baseline_rng"]):
-        set_agent_rng_state(agent, state)
+        agent.set_state(state)
     for agent, state in zip(pool.agents, saved["pool_rng"]):
-        set_agent_rng_state(agent, state)
+        agent.set_state(state)
     if teacher is not None and saved["teacher_rng"] is not None:
-        set_agent_rng_state(teacher, saved["teacher_rng"])
-
-
-def agent_rng_state(agent: Any) -> Any:
-    state = {}
-    if hasattr(agent, "rng"):
-        state["rng"] = agent.rng.bit_generator.state
-    if isinstance(getattr(agent, "generator", None), torch.Generator):
-        state["generator"] = agent.generator.get_state()
-    return state
-
-
-def set_agent_rng_state(agent: Any, state: dict[str, Any]) -> None:
-    if "rng" in state:
-        agent.rng.bit_generator.state = state["rng"]
-    if "generator" in state:
-        agent.generator.set_state(state["generator"])
+        teacher.set_state(saved["teacher_rng"])
 
 
 RESUMABLE_KEYS = (
@@ -191,6 +175,5 @@ def remove_leftovers(checkpoints: Path) -> None:
         p.unlink(missing_ok=True)
 
 
-__all__ = ["TrainingError", "GracefulInterrupt", "WorkerState", "worker_snapshot", "restore_worker", "agent_rng_state",
-           "set_agent_rng_state", "RESUMABLE_KEYS", "check_resume_changes", "resume_advice",
+__all__ = ["TrainingError", "GracefulInterrupt", "WorkerState", "worker_snapshot", "restore_worker", "RESUMABLE_KEYS", "check_resume_changes", "resume_advice",
            "validate_resume_checkpoint", "remove_leftovers"]

@@ -18,7 +18,8 @@ machine is noisy), and the script prints medians, plus the median over repeats
 of the ratio ours/peer measured side by side. Both ``raw_env`` against
 ``raw_env`` and ``env()`` (PettingZoo's standard wrappers) against ``env()``.
 
-Target of issue 2: our raw_env >= 3x the faster peer's raw_env, in steps/s.
+Target: our raw_env >= 4x the faster peer's raw_env, in steps/s (issue "One source of truth";
+issue 2 asked for 3x). Our raw_env steps the engine's compiled rules on a one-game row.
 
     python benchmarks/env_throughput.py                       # 2 s x 5 repeats per env
     python benchmarks/env_throughput.py --seconds 0.5 --repeats 3
@@ -49,7 +50,7 @@ with warnings.catch_warnings():
     warnings.filterwarnings("ignore", message="The old environment creation API", category=DeprecationWarning)
     from pettingzoo.classic import connect_four_v3, leduc_holdem_v4  # noqa: E402
 
-TARGET_RATIO = 3.0
+TARGET_RATIO = 4.0
 NUM_UNIFORMS = 1 << 16
 
 
@@ -149,7 +150,7 @@ def main() -> None:
     ratio = statistics.median(a / b for a, b in zip(steps["pass_cut_run raw_env"], steps[faster]))
     verdict = "meets" if ratio >= TARGET_RATIO else "MISSES"
     print(f"\nraw_env steps/s vs the faster peer ({faster}): {ratio:.2f}x, {verdict} the target of "
-          f"{TARGET_RATIO:g}x (issue 2)")
+          f"{TARGET_RATIO:g}x")
 
 
 if __name__ == "__main__":

@@ -15,13 +15,22 @@ printed beside wall seconds because a shared machine stretches the latter.
 
 Target of issue 4: >= 250,000 decisions/s at N = 1024 on one core.
 
+``--against DIR`` also loads another checkout's ``pcr_env`` (e.g. a git worktree
+of the previous commit) into the same process, under another package name, and
+measures both side by side: blocks alternate between the two (the order flips
+every repeat) and the script prints each side's median and the median of the
+per-repeat ratios, ours / theirs (the project rule: ratios measured in the same
+run).
+
     python benchmarks/vector_throughput.py                 # N = 1, 64, 256, 1024
     python benchmarks/vector_throughput.py --quick         # a smoke run (seconds)
+    python benchmarks/vector_throughput.py --against /tmp/prev --sizes 1024 --no-compile
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import statistics
 import subprocess
@@ -77,9 +86,9 @@ def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return keys.argmax(axis=1)
 
 
-def bench_vector(n: int, decisions: int, repeats: int, seed: int) -> tuple[float, float]:
+def bench_vector(n: int, decisions: int, repeats: int, seed: int, vector_env=VectorEnv) -> tuple[float, float]:
     """Median decisions/s over ``repeats`` blocks: (env only, with action selection)."""
-    venv = VectorEnv(n, seed=seed)
+    venv = vector_env(n, seed=seed)
     rng = np.random.default_rng(seed)
     obs, masks, seats = venv.reset()
     for _ in range(20):  # warm-up (caches, allocator)
@@ -100,9 +109,9 @@ def bench_vector(n: int, decisions: int, repeats: int, seed: int) -> tuple[float
     return statistics.median(env_rates), statistics.median(all_rates)
 
 
-def bench_aec(decisions: int, repeats: int, seed: int) -> tuple[float, float]:
+def bench_aec(decisions: int, repeats: int, seed: int, raw_env=pass_cut_run_v0.raw_env) -> tuple[float, float]:
     """Median decisions/s of the AEC raw_env: (env only, with action selection)."""
-    env = pass_cut_run_v0.raw_env()
+    env = raw_env()
     rng = np.random.default_rng(seed)
     env.reset(seed=seed)
     env_rates, all_rates = [], []
@@ -128,6 +137,42 @@ def bench_aec(decisions: int, repeats: int, seed: int) -> tuple[float, float]:
     return statistics.median(env_rates), statistics.median(all_rates)
 
 
+def load_checkout(path: str):
+    """``path``/pcr_env imported as the package ``pcr_env_against`` (its own modules, its own numba cache entries)."""
+    root = Path(path).resolve() / "pcr_env"
+    spec = importlib.util.spec_from_file_location("pcr_env_against", root / "__init__.py",
+                                                  submodule_search_locations=[str(root)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["pcr_env_against"] = module
+    spec.loader.exec_module(module)
+    vector = importlib.import_module("pcr_env_against.vector")
+    aec = importlib.import_module("pcr_env_against.pass_cut_run_v0")
+    return vector.VectorEnv, aec.raw_env
+
+
+def compare(args) -> None:
+    """Ours and the ``--against`` checkout, block by block in one process: medians and the median ratio."""
+    theirs_vec, theirs_aec = load_checkout(args.against)
+    sides = {"ours": (VectorEnv, pass_cut_run_v0.raw_env), "theirs": (theirs_vec, theirs_aec)}
+    cases = [("AEC raw_env", None)] + [(f"VectorEnv N={n}", n) for n in args.sizes]
+    print(f"ours = {ROOT}, theirs = {Path(args.against).resolve()}; env-only decisions/s, "
+          f"{args.repeats} alternating blocks each")
+    print(f"{'env':>16} {'ours':>12} {'theirs':>12} {'ours/theirs':>12}")
+    for label, n in cases:
+        rates: dict[str, list[float]] = {"ours": [], "theirs": []}
+        for r in range(args.repeats):
+            for side in (("ours", "theirs") if r % 2 == 0 else ("theirs", "ours")):
+                vec, aec = sides[side]
+                if n is None:
+                    rate = bench_aec(args.aec_decisions, 1, args.seed + r, raw_env=aec)[0]
+                else:
+                    rate = bench_vector(n, args.decisions, 1, args.seed + r, vector_env=vec)[0]
+                rates[side].append(rate)
+        ratio = statistics.median(a / b for a, b in zip(rates["ours"], rates["theirs"]))
+        print(f"{label:>16} {statistics.median(rates['ours']):>12,.0f} {statistics.median(rates['theirs']):>12,.0f} "
+              f"{ratio:>12.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 64, 256, 1024], help="batch sizes N")
@@ -137,9 +182,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-compile", action="store_true", help="skip the cold/warm compile measurement")
     parser.add_argument("--quick", action="store_true", help="small blocks, 3 repeats: a smoke run")
+    parser.add_argument("--against", metavar="DIR", help="also measure DIR/pcr_env (another checkout), side by side")
     args = parser.parse_args()
     if args.quick:
         args.decisions, args.aec_decisions, args.repeats = 20_000, 2_000, 3
+    if args.against:
+        compare(args)
+        return
 
     if not args.no_compile:
         (cold_wall, cold_cpu), (warm_wall, warm_cpu) = compile_times()

@@ -178,6 +178,13 @@ class RLlibTeamAgent:
     def reset(self, seed: int | None = None) -> None:
         """Greedy play has no randomness."""
 
+    def get_state(self) -> dict[str, Any]:
+        """No random streams to save (the agent protocol's resume hook)."""
+        return {}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Nothing to restore."""
+
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         torch = self.torch
         batch = {"obs": {"observations": torch.as_tensor(np.asarray(obs, np.float32)),

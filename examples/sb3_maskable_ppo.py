@@ -43,6 +43,13 @@ class MaskablePPOAgent:
     def reset(self, seed: int | None = None) -> None:
         """Greedy play has no randomness; sampling would draw from torch's global generator, which SB3 owns."""
 
+    def get_state(self) -> dict[str, Any]:
+        """No random streams to save (the agent protocol's resume hook)."""
+        return {}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Nothing to restore."""
+
     def act(self, obs: dict[str, np.ndarray]) -> int:
         action, _ = self.model.predict(obs["observation"], action_masks=obs["action_mask"], deterministic=True)
         return int(action)

@@ -14,6 +14,10 @@ keeps the engine fast without giving up exactness.
 from __future__ import annotations
 
 import numpy as np
+from numba import config as _numba_config
+from numba import njit
+
+from . import _jit  # noqa: F401 - one cache stamp for every compiled file (before the first njit below)
 
 SUITS = "CDHS"
 RANKS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
@@ -33,6 +37,53 @@ def suit_of(card: int) -> int:
 
 def rank_of(card: int) -> int:
     return card % NUM_RANKS
+
+
+def beats(card: int, best: int, led: int, trump: int) -> bool:
+    """R6.4: does ``card`` take the trick from ``best`` (the best card so far), ``led`` being the led suit?
+
+    A trump beats any non-trump and a lower trump; otherwise only a higher card of
+    the led suit beats a card of the led suit. The one definition: the rules
+    compile it (``pcr_env.engine``, ``njit(beats)``) and the scripted agents call it
+    as plain Python (cheaper than a compiled call from Python).
+
+    >>> beats(parse_card("2S"), parse_card("AH"), 2, 3), beats(parse_card("KH"), parse_card("AH"), 2, 3)
+    (True, False)
+    """
+    s, bs = card // NUM_RANKS, best // NUM_RANKS
+    if s == trump:
+        return bs != trump or card > best
+    return s == led and bs == led and card > best
+
+
+if _numba_config.DISABLE_JIT:  # plain Python (NUMBA_DISABLE_JIT=1, for debugging and coverage)
+    def trailing_zeros(x) -> int:
+        """Index of the lowest set bit of a non-zero ``x``."""
+        x = int(x)
+        return (x & -x).bit_length() - 1
+else:
+    try:  # LLVM's count-trailing-zeros, numba's own intrinsic (one instruction per card of a set)
+        from numba.cpython.unsafe.numbers import trailing_zeros
+    except ImportError:  # pragma: no cover - a numba without it: the same result by binary search
+        @njit(cache=True)
+        def trailing_zeros(x):
+            x &= -x
+            c = 0
+            for shift in (32, 16, 8, 4, 2, 1):
+                if x >> shift:
+                    c += shift
+                    x >>= shift
+            return c
+
+
+@njit(cache=True)
+def popcount(x) -> int:
+    """Number of cards in a bitmask."""
+    count = 0
+    while x:
+        x &= x - 1
+        count += 1
+    return count
 
 
 def make_card(suit: int, rank: int) -> int:

@@ -3,10 +3,18 @@
 The learner controls one seat (``seat=``) or, with ``team=True``, every seat of
 that seat's team (R1.2: partners share a team, so one policy plays both chairs,
 always from the chair to act). Every other seat is played inside :meth:`step`
-by an agent given as a spec string for :func:`agents.make_agent` (``"random"``,
-``"heuristic"``, ``"ppo:PATH"``, ``"ppo:pretrained"``) or as any object with
-``act(obs_dict) -> int``. Specs are resolved on the first :meth:`reset`, so
-importing :mod:`pcr_env` never imports :mod:`agents`.
+by an agent object: anything with ``act(obs_dict) -> int`` and ``reset(seed)``
+(:class:`SeatAgent`; every agent of :mod:`agents` is one), or a factory
+``others(seats, rules) -> {seat: agent}`` called once by the constructor.
+
+Spec strings (``"random"``, ``"heuristic"``, ``"ppo:PATH"``, ``"ppo:pretrained"``)
+are the :mod:`agents` package's business, one layer up: the Gymnasium id
+``"PassCutRun-v0"`` is registered with the entry point
+``"agents.registry:make_gym_env"``, which turns specs into agents
+(:func:`agents.make_agents`) and returns this env, so
+``gymnasium.make("PassCutRun-v0", others=["heuristic"] * 3)`` works while
+:mod:`pcr_env` itself never imports :mod:`agents`. ``PassCutRunEnv(others="random")``
+is refused with a message pointing there.
 
 Credit: one :meth:`step` returns everything the learner's seat (its team, with
 ``team=True``) earned from its own action up to its next decision or the end of
@@ -41,7 +49,12 @@ Infos: ``seat`` (the learner seat to act), ``action_mask`` (int8 array),
 tie), ``final_scores`` once the episode is over and ``illegal_action`` after an
 illegal action. Every leaf is a number, a list of numbers or a numeric array.
 
-Rendering: ``"ansi"``/``"human"`` give the learner's view as text and
+Seeding: ``reset(seed=s)`` deals from ``s`` and re-seeds the agent at each other
+seat ``k`` with ``agent.reset(derive_seed(s, k))`` (:mod:`pcr_env.seating`), so the
+same seed and the same learner actions replay the same episode; ``reset()`` without
+a seed leaves the agents' randomness running on.
+
+Rendering: ``"ansi"``/``"human"`` give the learner's view as text (:func:`pcr_env.render.render_view`) and
 ``"rgb_array"`` as a ``(720, 960, 3)`` ``uint8`` picture
 (:func:`pcr_env.render_image.render_observation`): the learner seat to act at
 the bottom with its own hand face up, the other hands face down, the public
@@ -65,8 +78,8 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, SupportsFloat, SupportsInt, runtime_checkable
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, SupportsFloat, SupportsInt, Union, runtime_checkable
 
 import gymnasium
 import numpy as np
@@ -76,19 +89,31 @@ from . import engine as E
 from .actions import NUM_ACTIONS, action_id, describe_action
 from .config import RulesConfig, check_episode_reward, check_field_names, unexpected_keywords
 from .pass_cut_run_v0 import raw_env
+from .render import render_view
+from .seating import derive_seed, is_seat_agent, per_seat
 
-ENV_ID = "PassCutRun-v0"
+from . import GYM_ENTRY_POINT  # "agents.registry:make_gym_env": resolves agent specs, then builds PassCutRunEnv
+from . import GYM_ID as ENV_ID  # "PassCutRun-v0"
 
 
 @runtime_checkable
-class Agent(Protocol):
-    """What plays a seat: returns a legal action id for the observation dict of its seat."""
+class SeatAgent(Protocol):
+    """What plays a seat here: a legal action id for its seat's observation dict, and ``reset(seed)``.
+
+    A structural type: :class:`agents.base.Agent` (which adds ``act_batch``,
+    ``get_state`` and ``set_state``) satisfies it, and so does any small class
+    with these two methods.
+    """
 
     def act(self, obs: dict[str, np.ndarray]) -> SupportsInt: ...
 
+    def reset(self, seed: int | None = None) -> None: ...
 
-AgentLike = str | Agent
-"""An agent spec for :func:`agents.make_agent` (``"random"``, ``"heuristic"``, ``"ppo:PATH"``) or an agent."""
+
+SeatAgents = Union[SeatAgent, Sequence[SeatAgent], Mapping[int, SeatAgent],
+                   Callable[[tuple[int, ...], RulesConfig], Mapping[int, SeatAgent]]]
+"""What ``others=`` takes: one agent for every other seat, one per other seat in seat order,
+``{seat: agent}``, or a factory ``(other_seats, rules) -> {seat: agent}``."""
 
 
 class PassCutRunEnv(gymnasium.Env):
@@ -96,9 +121,11 @@ class PassCutRunEnv(gymnasium.Env):
 
     Args:
         seat: the learner's seat, ``0 .. players-1``.
-        others: who plays the other seats. One spec or agent for all of them,
-            a sequence with one entry per other seat in increasing seat order,
-            or a mapping ``{seat: spec}`` naming each other seat exactly.
+        others: who plays the other seats (:class:`SeatAgent` objects). One agent
+            for all of them, a sequence with one entry per other seat in increasing
+            seat order, a mapping ``{seat: agent}`` naming each other seat exactly,
+            or a factory ``others(other_seats, rules)`` returning such a mapping.
+            Spec strings go through ``gymnasium.make("PassCutRun-v0", others=...)``.
         team: the learner also plays its partners (every seat ``s`` with
             ``s % 2 == seat % 2``); rewards are the team's, counted once.
         rules: a :class:`~pcr_env.RulesConfig` or a mapping of its fields;
@@ -123,7 +150,7 @@ class PassCutRunEnv(gymnasium.Env):
     def __init__(
         self,
         seat: int = 0,
-        others: AgentLike | Sequence[AgentLike] | Mapping[int, AgentLike] = "random",
+        others: SeatAgents | None = None,
         *,
         team: bool = False,
         rules: RulesConfig | Mapping[str, Any] | None = None,
@@ -146,7 +173,7 @@ class PassCutRunEnv(gymnasium.Env):
         self.team = team
         self.learner_seats = tuple(s for s in range(n) if s % 2 == seat % 2) if team else (self.seat,)
         self.other_seats = tuple(s for s in range(n) if s not in self.learner_seats)
-        self.other_specs: dict[int, AgentLike] = _other_specs(others, self.other_seats)
+        self._agents: dict[int, SeatAgent] = _other_agents(others, self.other_seats, self.rules)
         self.episode, self.reward_kind, self.render_mode = episode, reward, render_mode
         if illegal_reward is None:
             illegal_reward = -1.0 if reward == "win" else -float(self.rules.target_score)
@@ -158,7 +185,6 @@ class PassCutRunEnv(gymnasium.Env):
         self._reward_agent = self._aec.possible_agents[self.seat]
         self.observation_space = self._aec.observation_space(self._reward_agent)["observation"]
         self.action_space = spaces.Discrete(NUM_ACTIONS)
-        self._agents: dict[int, Agent] | None = None
         self._acting = self.seat  # learner seat to act now (the view rendered / observed)
         self._done = True
         self._round_result = self._seen_result = None
@@ -168,12 +194,13 @@ class PassCutRunEnv(gymnasium.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         """Deal a new game (``options`` as in the AEC env: ``dealer``, ``round``, ``hands``, ``kitty``).
 
-        A seed also re-seeds the other seats' agents (``agent.reset(seed)``), so
-        ``reset(seed=s)`` then the same learner actions replay the same episode.
+        A seed also re-seeds the other seats' agents (``agent.reset(derive_seed(seed, seat))``),
+        so ``reset(seed=s)`` then the same learner actions replay the same episode.
         """
         super().reset(seed=seed)
-        if seed is not None or self._agents is None:
-            self._seed_agents()
+        if seed is not None:
+            for s, agent in self._agents.items():
+                agent.reset(derive_seed(seed, s))
         # One generator for the whole env: the deals come from self.np_random.
         self._aec.np_random = self.np_random
         self._aec.reset(options=options)
@@ -227,9 +254,7 @@ class PassCutRunEnv(gymnasium.Env):
 
             # The round number is public (the observation does not carry it); nothing else comes from the engine.
             return render_observation(obs, self._acting, rules=self.rules, round_number=self._aec.game.round_number)
-        from .play import format_table  # the terminal player's renderer; imported late to keep imports light
-
-        text = format_table(obs, self._acting)
+        text = render_view(obs, self._acting)
         if self.render_mode == "human":
             print(text)
             return None
@@ -245,25 +270,9 @@ class PassCutRunEnv(gymnasium.Env):
         return self._aec.game
 
     @property
-    def other_agents(self) -> dict[int, Agent]:
-        """The agents playing the other seats (resolved on the first reset)."""
-        if self._agents is None:
-            self._seed_agents()
-        return self._agents
-
-    def _seed_agents(self) -> None:
-        """Build the other seats' agents once, then (re-)seed them from ``self.np_random``.
-
-        Agents follow the :mod:`agents` convention ``reset(seed)``; objects
-        without it are used as they are (their randomness is then their own).
-        """
-        seeds = [int(x) for x in self.np_random.integers(0, 2**31 - 1, size=len(self.other_seats))]
-        if self._agents is None:
-            self._agents = {s: _resolve(self.other_specs[s], seed, self.rules) for s, seed in zip(self.other_seats, seeds)}
-        for s, seed in zip(self.other_seats, seeds):
-            reseed = getattr(self._agents[s], "reset", None)
-            if callable(reseed):
-                reseed(seed)
+    def other_agents(self) -> dict[int, SeatAgent]:
+        """The agents playing the other seats, ``{seat: agent}``."""
+        return dict(self._agents)
 
     def _play_others(self) -> float:
         """Let the other seats act until a learner seat must decide or the episode ends.
@@ -289,7 +298,7 @@ class PassCutRunEnv(gymnasium.Env):
             if chosen is None or not (0 <= chosen < NUM_ACTIONS) or not obs["action_mask"][chosen]:
                 name = "not an action id" if chosen is None else _describe(chosen)
                 raise ValueError(
-                    f"agent {self.other_specs[seat]!r} at seat {seat} chose {action!r} ({name}), "
+                    f"agent {self._agents[seat]!r} at seat {seat} chose {action!r} ({name}), "
                     f"not a legal action in phase {aec.game.phase.name}: legal {np.flatnonzero(obs['action_mask']).tolist()}"
                 )
             aec.step(chosen)
@@ -344,37 +353,28 @@ def _rules_config(rules: RulesConfig | Mapping[str, Any] | None, fields: dict[st
     return RulesConfig(**{**base, **fields})
 
 
-def _other_specs(others: Any, seats: tuple[int, ...]) -> dict[int, AgentLike]:
-    if isinstance(others, (str, Agent)):
-        specs = {s: others for s in seats}
-    elif isinstance(others, Mapping):
-        if set(others) != set(seats):
-            raise ValueError(f"others {dict(others)!r} must name exactly the other seats {list(seats)}")
-        specs = {int(s): others[s] for s in seats}
-    elif isinstance(others, Sequence):
-        if len(others) != len(seats):
+_SEAT_AGENT = "an agent object with act(obs) -> int and reset(seed) (e.g. agents.make_agent('random'))"
+
+
+def _other_agents(others: Any, seats: tuple[int, ...], rules: RulesConfig) -> dict[int, SeatAgent]:
+    """``{seat: agent}`` for the other seats from what ``others=`` was given (see the class docstring)."""
+    if others is None:
+        raise ValueError(f"others is required: give {_SEAT_AGENT}, one per other seat {list(seats)}, or a "
+                         "{seat: agent} dict; for agent specs use gymnasium.make('PassCutRun-v0', others=['random'] * 3)")
+    if callable(others) and not is_seat_agent(others):  # a factory (other_seats, rules) -> {seat: agent}
+        others = others(seats, rules)
+        if not isinstance(others, Mapping):
+            raise ValueError(f"the others factory returned {type(others).__name__}, not a {{seat: agent}} mapping")
+    agents = per_seat(others, seats, name="others")
+    for s, agent in agents.items():
+        if isinstance(agent, str):
             raise ValueError(
-                f"others has {len(others)} entries: expected one per other seat {list(seats)} (or a single spec for all)"
-            )
-        specs = dict(zip(seats, others))
-    else:
-        raise ValueError(f"others {others!r} is not allowed: allowed an agent spec, an agent, a list or a {{seat: spec}} dict")
-    for s, spec in specs.items():
-        if not isinstance(spec, (str, Agent)):
-            raise ValueError(
-                f"others[{s}] = {spec!r} is not allowed: allowed an agent spec string "
-                f"('random', 'heuristic', 'ppo:PATH', 'ppo:pretrained') or an object with act(obs) -> int"
-            )
-    return specs
-
-
-def _resolve(spec: AgentLike, seed: int | None, rules: RulesConfig) -> Agent:
-    """An agent: a spec string is built by :func:`agents.make_agent` for these rules; an object is used as given."""
-    if isinstance(spec, str):
-        from agents import make_agent  # late: pcr_env must import without agents (no import cycle)
-
-        return make_agent(spec, seed=seed, rules=rules)
-    return spec
+                f"others[{s}] = {agent!r} is not allowed: PassCutRunEnv takes agent objects, not spec strings; "
+                f"use gymnasium.make('PassCutRun-v0', others=...) (the agents package resolves specs) "
+                f"or agents.make_agents(specs, seats)")
+        if not is_seat_agent(agent):
+            raise ValueError(f"others[{s}] = {agent!r} is not allowed: allowed {_SEAT_AGENT}")
+    return agents
 
 
 def _describe(action: int) -> str:
@@ -385,11 +385,9 @@ def _describe(action: int) -> str:
 
 
 def register() -> None:
-    """Register :data:`ENV_ID` with Gymnasium (done on ``import pcr_env``; idempotent)."""
+    """Register :data:`ENV_ID` with Gymnasium at :data:`GYM_ENTRY_POINT` (``import pcr_env`` does it; idempotent)."""
     if ENV_ID not in gymnasium.registry:
-        gymnasium.register(id=ENV_ID, entry_point="pcr_env.gym_env:PassCutRunEnv")
+        gymnasium.register(id=ENV_ID, entry_point=GYM_ENTRY_POINT)
 
 
-register()
-
-__all__ = ["ENV_ID", "Agent", "AgentLike", "PassCutRunEnv", "register"]
+__all__ = ["ENV_ID", "GYM_ENTRY_POINT", "PassCutRunEnv", "SeatAgent", "SeatAgents", "register"]

@@ -33,6 +33,10 @@ scores              3               game totals / target: mine, theirs; target /
 redeals             1               consecutive redeals of this round / 10, at most 1
 ==================  ==============  ==============================================
 
+There is one encoder, :func:`encode_row`, compiled with numba over a game row
+(:mod:`pcr_env.engine`); the AEC env, ``VectorEnv`` and :func:`encode_observation`
+(a :class:`~pcr_env.engine.GameState`) all call it.
+
 The full-state vector (:func:`encode_state`, for centralised critics) is the
 observation followed by what the observer cannot see: the other seats' hands,
 passed and received cards (relative seats 1..n-1), the kitty and the discards.
@@ -54,11 +58,16 @@ from functools import lru_cache
 from itertools import pairwise
 
 import numpy as np
+from numba import njit
 
-from .actions import MAX_BID, TRUMP_BASE
-from .cards import NUM_CARDS, cards_of
+from .actions import MAX_BID
+from .cards import NUM_CARDS, NUM_RANKS, cards_of, trailing_zeros
 from .config import RulesConfig
-from .engine import NOT_YET, PASSED, GameState, PassDirection, Phase
+from .engine import (
+    C_HAND_SIZE, C_PLAYERS, C_TARGET, DEALER, DECLARER, DISCARDS, HANDS, HIGH_BID, KITTY, N_TRICKS, NOT_YET, PASS_DIR,
+    PASSED, PASSED_CARDS, PHASE, PLAYED, RECEIVED, REDEALS, RUN_LENGTH, RUN_TEAM, SCORES, TEAM_TRICKS, TRICK_CARD,
+    TRICK_LEN, TRICK_SEAT, TRUMP, VOIDS, WINNERS, BIDS, GameState, PassDirection, Phase, _cfg, to_row,
+)
 
 NUM_PHASES = len(Phase)
 BID_SLOTS = MAX_BID + 1  # bids 1..13 plus "passed"
@@ -128,224 +137,135 @@ def observation_bounds(players: int) -> tuple[np.ndarray, np.ndarray]:
     return low, high
 
 
-def _unpack(masks: list[int]) -> np.ndarray:
-    """Bitmasks -> ``[len(masks) * 52]`` float32 of 0/1."""
-    bits = np.unpackbits(np.array(masks, dtype=np.uint64).view(np.uint8), bitorder="little")
-    return bits.reshape(len(masks), 64)[:, :NUM_CARDS].ravel()
+
+# ================================================================= the encoder (compiled, over a game row)
+OBS_FIELDS = (
+    "phase", "hand", "passed", "received", "discarded", "played", "trick", "bids", "contract", "declarer",
+    "trump", "dealer", "pass_direction", "led_suit", "voids", "trick_winners", "team_tricks", "run", "scores",
+    "redeals",
+)
+O_PHASE, O_HAND, O_PASSED, O_RECEIVED, O_DISCARDED, O_PLAYED, O_TRICK, O_BIDS, O_CONTRACT, O_DECLARER, \
+    O_TRUMP, O_DEALER, O_PASS_DIRECTION, O_LED_SUIT, O_VOIDS, O_TRICK_WINNERS, O_TEAM_TRICKS, O_RUN, O_SCORES, \
+    O_REDEALS = range(len(OBS_FIELDS))
+O_SIZE = len(OBS_FIELDS)  # last entry of the offsets array: the observation size
+STATE_FIELDS = ("other_hands", "other_passed", "other_received", "kitty", "all_discards")
+
+
+@lru_cache(maxsize=None)
+def observation_offsets(players: int) -> np.ndarray:
+    """Start of every observation slice (order :data:`OBS_FIELDS`), then the size: the layout as the encoder reads it."""
+    layout = observation_layout(players)
+    off = np.array([layout[name].start for name in OBS_FIELDS] + [layout.size], np.int64)
+    return off
+
+
+@lru_cache(maxsize=None)
+def state_offsets(players: int) -> np.ndarray:
+    """Start of each hidden block of the full-state vector (order :data:`STATE_FIELDS`), then its size."""
+    layout = state_layout(players)
+    off = np.array([layout[name].start for name in STATE_FIELDS] + [layout.size], np.int64)
+    return off
+
+
+@njit(cache=True)
+def _write_cards(row, base, mask):
+    """``row[base + c] = 1`` for every card ``c`` of ``mask`` (one count-trailing-zeros per card)."""
+    while mask:
+        row[base + trailing_zeros(mask)] = 1.0
+        mask &= mask - 1
+
+
+@njit(cache=True)
+def _rel(seat, observer, n):
+    """Relative seat: ``(seat - observer) % n`` for seats in ``0..n-1``, without a division."""
+    k = seat - observer
+    return k + n if k < 0 else k
+
+
+@njit(cache=True)
+def encode_row(S, g, seat, cfg, off, row):
+    """Observation of ``seat`` of game row ``g`` into ``row`` (zeroed here): the one encoder."""
+    n = cfg[C_PLAYERS]
+    tricks = cfg[C_HAND_SIZE]
+    for j in range(row.shape[0]):
+        row[j] = 0.0
+    row[off[O_PHASE] + S[g, PHASE]] = 1.0
+    _write_cards(row, off[O_HAND], S[g, HANDS + seat])
+    _write_cards(row, off[O_PASSED], S[g, PASSED_CARDS + seat])  # R3.3: my own passes and receipts only
+    _write_cards(row, off[O_RECEIVED], S[g, RECEIVED + seat])
+    if seat == S[g, DECLARER]:
+        _write_cards(row, off[O_DISCARDED], S[g, DISCARDS])  # R9.3: only the declarer knows its discards
+    for s in range(n):  # absolute seat s is relative seat k
+        k = _rel(s, seat, n)
+        _write_cards(row, off[O_PLAYED] + k * NUM_CARDS, S[g, PLAYED + s])
+        bid = S[g, BIDS + s]
+        if bid != NOT_YET:
+            row[off[O_BIDS] + k * BID_SLOTS + (MAX_BID if bid == PASSED else bid - 1)] = 1.0
+        v = S[g, VOIDS + s]
+        while v:
+            row[off[O_VOIDS] + 4 * k + trailing_zeros(v)] = 1.0
+            v &= v - 1
+    length = S[g, TRICK_LEN]
+    for j in range(length):
+        row[off[O_TRICK] + _rel(S[g, TRICK_SEAT + j], seat, n) * NUM_CARDS + S[g, TRICK_CARD + j]] = 1.0
+    row[off[O_DEALER] + _rel(S[g, DEALER], seat, n)] = 1.0
+    row[off[O_PASS_DIRECTION] + S[g, PASS_DIR]] = 1.0
+    if S[g, HIGH_BID]:
+        row[off[O_CONTRACT] + S[g, HIGH_BID] - 1] = 1.0
+        row[off[O_DECLARER] + _rel(S[g, DECLARER], seat, n)] = 1.0
+    if S[g, TRUMP] >= 0:
+        row[off[O_TRUMP] + S[g, TRUMP]] = 1.0
+    if length:
+        row[off[O_LED_SUIT] + S[g, TRICK_CARD] // NUM_RANKS] = 1.0
+    base = off[O_TRICK_WINNERS]
+    for t in range(S[g, N_TRICKS]):
+        row[base + t * n + _rel(S[g, WINNERS + t], seat, n)] = 1.0
+    mine = seat & 1
+    if S[g, RUN_LENGTH]:
+        row[off[O_RUN] + (1 if S[g, RUN_TEAM] != mine else 0)] = 1.0
+    # Divisions in float64, then one rounding to float32.
+    row[off[O_TEAM_TRICKS]] = S[g, TEAM_TRICKS + mine] / tricks
+    row[off[O_TEAM_TRICKS] + 1] = S[g, TEAM_TRICKS + 1 - mine] / tricks
+    row[off[O_RUN] + 2] = S[g, RUN_LENGTH] / tricks
+    target = cfg[C_TARGET]
+    row[off[O_SCORES]] = S[g, SCORES + mine] / target
+    row[off[O_SCORES] + 1] = S[g, SCORES + 1 - mine] / target
+    row[off[O_SCORES] + 2] = target / TARGET_SCALE
+    # A game truncated by redeals (R4.4) ends with max_redeals + 1 of them; clip to stay in [0, 1].
+    row[off[O_REDEALS]] = min(S[g, REDEALS], REDEAL_SCALE) / REDEAL_SCALE
+
+
+@njit(cache=True)
+def encode_state_row(S, g, seat, cfg, off, soff, row):
+    """Full-state vector from ``seat``: its observation, then every hidden card (relative seats 1..n-1)."""
+    n = cfg[C_PLAYERS]
+    size = off[O_SIZE]
+    encode_row(S, g, seat, cfg, off, row[:size])
+    for j in range(size, row.shape[0]):
+        row[j] = 0.0
+    for k in range(1, n):
+        s = (seat + k) % n
+        _write_cards(row, soff[0] + (k - 1) * NUM_CARDS, S[g, HANDS + s])
+        _write_cards(row, soff[1] + (k - 1) * NUM_CARDS, S[g, PASSED_CARDS + s])
+        _write_cards(row, soff[2] + (k - 1) * NUM_CARDS, S[g, RECEIVED + s])
+    _write_cards(row, soff[3], S[g, KITTY])
+    _write_cards(row, soff[4], S[g, DISCARDS])
 
 
 def encode_observation(state: GameState, seat: int, out: np.ndarray | None = None) -> np.ndarray:
     """Observation vector of ``seat`` (float32, ``observation_size(players)``)."""
     n = state.config.players
-    layout = observation_layout(n)
-    obs = np.zeros(layout.size, np.float32) if out is None else out
-    if out is not None:
-        obs.fill(0.0)
-    _fill_observation(obs, layout, state, seat)
+    obs = np.empty(observation_size(n), np.float32) if out is None else out
+    encode_row(to_row(state), 0, int(seat), _cfg(state.config), observation_offsets(n), obs)
     return obs
-
-
-def _fill_observation(obs: np.ndarray, layout: Layout, state: GameState, seat: int) -> None:
-    config = state.config
-    n, tricks = config.players, config.num_tricks
-    off = _offsets(n)
-    rel = [(seat + k) % n for k in range(n)]
-    trick_masks = [0] * n
-    for s, card in state.trick:
-        trick_masks[(s - seat) % n] = 1 << card
-    own_discards = state.discards if seat == state.declarer else 0
-    masks = [state.hands[seat], state.passed[seat], state.received[seat], own_discards]
-    masks += [state.played[s] for s in rel] + trick_masks
-    start = off["hand"]
-    obs[start:start + len(masks) * NUM_CARDS] = _unpack(masks)
-
-    # One fancy assignment sets every one-hot entry: far cheaper than many scalar writes.
-    ones = [off["phase"] + state.phase, off["dealer"] + (state.dealer - seat) % n,
-            off["pass_direction"] + state.pass_direction]
-    base = off["bids"]
-    for k, s in enumerate(rel):
-        bid = state.bids[s]
-        if bid != NOT_YET:
-            ones.append(base + k * BID_SLOTS + (MAX_BID if bid == PASSED else bid - 1))
-    if state.high_bid:
-        ones.append(off["contract"] + state.high_bid - 1)
-        ones.append(off["declarer"] + (state.declarer - seat) % n)
-    if state.trump >= 0:
-        ones.append(off["trump"] + state.trump)
-    if state.trick:
-        ones.append(off["led_suit"] + state.trick[0][1] // 13)
-    base = off["voids"]
-    for k, s in enumerate(rel):
-        v = state.voids[s]
-        if v:
-            ones.extend(base + 4 * k + suit for suit in range(4) if v >> suit & 1)
-    base = off["trick_winners"]
-    ones.extend(base + t * n + (w - seat) % n for t, w in enumerate(state.trick_winners))
-    mine = seat % 2
-    if state.run_length:
-        ones.append(off["run"] + (state.run_team != mine))
-    obs[ones] = 1.0
-    base = off["team_tricks"]
-    obs[base] = state.team_tricks[mine] / tricks
-    obs[base + 1] = state.team_tricks[1 - mine] / tricks
-    obs[off["run"] + 2] = state.run_length / tricks
-    base = off["scores"]
-    target = config.target_score
-    obs[base] = state.scores[mine] / target
-    obs[base + 1] = state.scores[1 - mine] / target
-    obs[base + 2] = target / TARGET_SCALE
-    # A game truncated by redeals (R4.4) ends with max_redeals + 1 of them; clip to stay in [0, 1].
-    obs[off["redeals"]] = min(state.redeals, REDEAL_SCALE) / REDEAL_SCALE
-
-
-@lru_cache(maxsize=None)
-def _offsets(players: int) -> dict[str, int]:
-    return {name: sl.start for name, sl in observation_layout(players).slices.items()}
 
 
 def encode_state(state: GameState, seat: int = 0) -> np.ndarray:
     """Full-state vector from ``seat``'s perspective: its observation plus all hidden cards."""
     n = state.config.players
-    layout = state_layout(n)
-    vec = np.zeros(layout.size, np.float32)
-    encode_observation(state, seat, vec[layout["observation"]])
-    others = [(seat + k) % n for k in range(1, n)]
-    masks = [state.hands[s] for s in others] + [state.passed[s] for s in others]
-    masks += [state.received[s] for s in others] + [state.kitty, state.discards]
-    start = layout["other_hands"].start
-    vec[start:] = _unpack(masks)
+    vec = np.empty(state_size(n), np.float32)
+    encode_state_row(to_row(state), 0, int(seat), _cfg(state.config), observation_offsets(n), state_offsets(n), vec)
     return vec
-
-
-class ObservationTracker:
-    """Every seat's observation kept up to date as the game advances.
-
-    Re-encoding a whole observation costs several times a decision of the game,
-    so the environment keeps one buffer per seat and patches all of them for
-    each action. A new deal (first deal, redeal, next round) marks the buffers
-    stale; a stale buffer is re-encoded with :func:`encode_observation` when
-    next read. Tests check every buffer equals a fresh encoding after every
-    action of random games in every variant.
-    """
-
-    def __init__(self, players: int):
-        n = players
-        self.players = n
-        self.layout = observation_layout(n)
-        off = self.off = _offsets(n)
-        size = self.layout.size
-        self.buffers = np.zeros((n, size), np.float32)
-        self.flat = self.buffers.reshape(-1)
-        self.stale = [True] * n
-        rows = np.arange(n) * size
-
-        def per_actor(name: str, stride: int) -> list[np.ndarray]:
-            # For actor seat s: index of its relative seat's block in every observer's buffer.
-            return [rows + off[name] + ((s - np.arange(n)) % n) * stride for s in range(n)]
-
-        # [actor seat, card] -> that card's index in every observer's buffer (hot path: no arithmetic).
-        cards = np.arange(NUM_CARDS)[:, None]
-        self._played = np.stack([rows_ + cards for rows_ in per_actor("played", NUM_CARDS)])
-        self._trick = np.stack([rows_ + cards for rows_ in per_actor("trick", NUM_CARDS)])
-        self._voids = per_actor("voids", 4)
-        self._bids = per_actor("bids", BID_SLOTS)
-        self._declarer = per_actor("declarer", 1)
-        self._winner = per_actor("trick_winners", 1)
-        self._rows = rows
-        self._team = np.arange(n) % 2
-
-    def reset(self) -> None:
-        self.stale = [True] * self.players
-
-    def observation(self, state: GameState, seat: int) -> np.ndarray:
-        """A fresh copy of ``seat``'s observation of ``state``."""
-        if self.stale[seat]:
-            encode_observation(state, seat, self.buffers[seat])
-            self.stale[seat] = False
-        return self.buffers[seat].copy()
-
-    def update(self, before: Phase, led_before: int, seat: int, action: int, state: GameState) -> None:
-        """Record that ``seat`` took ``action`` in phase ``before`` (led suit then: ``led_before``)."""
-        phase = state.phase
-        if before == Phase.PLAY:
-            if phase != Phase.PLAY:
-                return self.reset()  # the round is over: a new deal follows
-            self._card_played(state, led_before, seat, action)
-        elif before == Phase.PASS:
-            self._set_card(seat, "hand", action, 0.0)
-            self._set_card(seat, "passed", action, 1.0)
-            if phase != Phase.PASS:
-                self._exchange(state)
-        elif before == Phase.BID:
-            if phase not in (Phase.BID, Phase.TRUMP) or state.bids[seat] == NOT_YET:
-                return self.reset()  # thrown in and dealt again, or truncated (R4.4)
-            self._bid(state, seat)
-            if phase == Phase.TRUMP:
-                self._set_phase(phase)
-                for card in cards_of(state.kitty):  # R9.3: the declarer takes the kitty
-                    self._set_card(state.declarer, "hand", card, 1.0)
-        elif before == Phase.TRUMP:
-            self.buffers[:, self.off["trump"] + action - TRUMP_BASE] = 1.0
-            self._set_phase(phase)
-        elif before == Phase.DISCARD:
-            self._set_card(seat, "hand", action, 0.0)
-            self._set_card(seat, "discarded", action, 1.0)
-            self._set_phase(phase)
-        else:
-            self.reset()
-
-    def _set_card(self, seat: int, name: str, card: int, value: float) -> None:
-        self.buffers[seat, self.off[name] + card] = value
-
-    def _set_phase(self, phase: Phase) -> None:
-        start = self.off["phase"]
-        self.buffers[:, start:start + NUM_PHASES] = 0.0
-        self.buffers[:, start + phase] = 1.0
-
-    def _exchange(self, state: GameState) -> None:
-        for s in range(self.players):
-            for card in cards_of(state.received[s]):
-                self._set_card(s, "hand", card, 1.0)
-                self._set_card(s, "received", card, 1.0)
-        self._set_phase(state.phase)
-
-    def _bid(self, state: GameState, seat: int) -> None:
-        flat, bid = self.flat, state.bids[seat]
-        rows = self._bids[seat]
-        for r in rows:
-            flat[r:r + BID_SLOTS] = 0.0  # auction: only the latest bid is shown
-        flat[rows + (MAX_BID if bid == PASSED else bid - 1)] = 1.0
-        if bid != PASSED:
-            start, n = self.off["contract"], self.players
-            self.buffers[:, start:start + MAX_BID] = 0.0
-            self.buffers[:, start + bid - 1] = 1.0
-            start = self.off["declarer"]
-            self.buffers[:, start:start + n] = 0.0
-            flat[self._declarer[seat]] = 1.0
-
-    def _card_played(self, state: GameState, led: int, seat: int, card: int) -> None:
-        flat, bufs, off = self.flat, self.buffers, self.off
-        flat[self._played[seat, card]] = 1.0
-        bufs[seat, off["hand"] + card] = 0.0
-        if led >= 0 and card // 13 != led:
-            flat[self._voids[seat] + led] = 1.0
-        if state.trick:  # the trick goes on
-            flat[self._trick[seat, card]] = 1.0
-            if led < 0:
-                bufs[:, off["led_suit"] + card // 13] = 1.0
-            return
-        n, tricks = self.players, state.config.num_tricks
-        bufs[:, off["trick"]:off["trick"] + n * NUM_CARDS] = 0.0
-        bufs[:, off["led_suit"]:off["led_suit"] + 4] = 0.0
-        winners = state.trick_winners
-        flat[self._winner[winners[-1]] + (len(winners) - 1) * n] = 1.0
-        t0, t1 = state.team_tricks[0] / tricks, state.team_tricks[1] / tricks
-        run = state.run_length / tricks
-        by_team = np.array([
-            [t0, t1, float(state.run_team == 0), float(state.run_team == 1), run],
-            [t1, t0, float(state.run_team == 1), float(state.run_team == 0), run],
-        ], np.float32)
-        bufs[:, off["team_tricks"]:off["run"] + 3] = by_team[self._team]
 
 
 @dataclass
@@ -508,6 +428,7 @@ def decode_observation(obs) -> ObservationView:
 
 
 __all__ = [
-    "Layout", "ObservationView", "decode_observation", "encode_observation", "encode_state",
+    "Layout", "ObservationView", "decode_observation", "encode_observation", "encode_state", "encode_row",
+    "encode_state_row", "observation_offsets", "state_offsets",
     "observation_layout", "observation_size", "state_layout", "state_size", "observation_bounds", "cards_of",
 ]

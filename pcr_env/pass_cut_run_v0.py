@@ -138,7 +138,9 @@ from . import engine as E
 from .actions import NUM_ACTIONS, PASS_BID, action_id, describe_action
 from .cards import NUM_CARDS, parse_card
 from .config import RulesConfig, check_episode_reward, unexpected_keywords
-from .observation import ObservationTracker, encode_state, observation_bounds, state_size
+from .observation import (
+    encode_row, encode_state_row, observation_bounds, observation_offsets, observation_size, state_offsets, state_size,
+)
 from .render import render_text
 
 
@@ -210,10 +212,34 @@ class raw_env(AECEnv, EzPickle):
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self.state_space = spaces.Box(-np.inf, np.inf, (state_size(n),), dtype=np.float32)
         self.np_random, _ = seeding.np_random(None)
-        self.game: E.GameState | None = None
-        self._tracker = ObservationTracker(n)
+        # The game is one row of the engine's compiled form, stepped by the same functions as VectorEnv's rows.
+        self._S = np.zeros((1, E.STATE_COLUMNS), np.int64)
+        self._cfg = E.config_array(self.rules, episode, reward)
+        self._obs_off, self._state_off = observation_offsets(n), state_offsets(n)
+        self._obs_size = observation_size(n)
+        self._step_rewards = np.zeros((1, n), np.float32)
+        self._round_record = np.zeros((1, E.ROUND_INFO_SIZE), np.int64)
+        self._started = False
         self._zero_mask = np.zeros(NUM_ACTIONS, np.int8)
-        self._cached_mask: np.ndarray | None = None
+        self._mask = np.zeros(NUM_ACTIONS, np.int8)
+        self._mask_valid = False
+
+    @property
+    def game(self) -> E.GameState | None:
+        """A snapshot of the game (:class:`~pcr_env.engine.GameState`, hidden cards included); ``None`` before reset.
+
+        Changing the snapshot does not change the game; assigning one
+        (``env.game = state``) continues from it.
+        """
+        return E.from_row(self._S[0], self.rules) if self._started else None
+
+    @game.setter
+    def game(self, state: E.GameState) -> None:
+        E.to_row(state, self._S[0])
+        self._started = True
+        self._mask_valid = False
+        if state.current >= 0:
+            self.agent_selection = self.possible_agents[state.current]
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -226,9 +252,9 @@ class raw_env(AECEnv, EzPickle):
         if seed is not None:
             self.np_random, _ = seeding.np_random(seed)
         deal = _parse_options(self.rules, options or {})
-        self.game = E.new_game(self.rules, self.np_random, **deal)
-        self._tracker.reset()
-        self._cached_mask = None
+        E.start_row(self._S, 0, self.rules, self._cfg, self.np_random, **deal)
+        self._started = True
+        self._mask_valid = False
         self._rewards_pending = False
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0 for a in self.agents}
@@ -236,7 +262,7 @@ class raw_env(AECEnv, EzPickle):
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
-        self.agent_selection = self.possible_agents[self.game.current]
+        self.agent_selection = self.possible_agents[int(self._S[0, E.CURRENT])]
         if self.render_mode == "human":
             self.render()
 
@@ -247,12 +273,10 @@ class raw_env(AECEnv, EzPickle):
         if agent not in self.agent_name_mapping:
             raise KeyError(f"{agent!r} is not an agent of this env: possible agents are {self.possible_agents}")
         seat = self.agent_name_mapping[agent]
-        game = self.game
-        if seat == game.current:
-            mask = self._current_mask().copy()
-        else:
-            mask = self._zero_mask.copy()
-        return {"observation": self._tracker.observation(game, seat), "action_mask": mask}
+        mask = self._current_mask().copy() if seat == self._S[0, E.CURRENT] else self._zero_mask.copy()
+        obs = np.empty(self._obs_size, np.float32)
+        encode_row(self._S, 0, seat, self._cfg, self._obs_off, obs)
+        return {"observation": obs, "action_mask": mask}
 
     def last(self, observe: bool = True):
         """PettingZoo's ``last()``; after the game, once every agent has taken its dead step, a clear error."""
@@ -265,20 +289,24 @@ class raw_env(AECEnv, EzPickle):
         return super().last(observe)
 
     def _require_reset(self, what: str) -> None:
-        if self.game is None:
+        if not self._started:
             raise RuntimeError(f"{what} was called before reset(): call reset() first")
 
     def _current_mask(self) -> np.ndarray:
         """The acting seat's legal-action mask, built once per decision (observe and step both ask)."""
-        if self._cached_mask is None:
-            self._cached_mask = E.legal_mask(self.game)
-        return self._cached_mask
+        if not self._mask_valid:
+            E.legal_mask_row(self._S, 0, self._cfg, self._mask)
+            self._mask_valid = True
+        return self._mask
 
     def _legal(self, action: int) -> bool:
         return 0 <= action < NUM_ACTIONS and self._current_mask()[action] == 1
 
+    def _phase_name(self) -> str:
+        return E.Phase(int(self._S[0, E.PHASE])).name
+
     def _legal_text(self) -> str:
-        legal = E.legal_actions(self.game)
+        legal = np.flatnonzero(self._current_mask()).tolist()
         return f"legal actions are {legal} ({', '.join(describe_action(a) for a in legal)})"
 
     def _checked_action_id(self, agent: str, action) -> int:
@@ -286,11 +314,14 @@ class raw_env(AECEnv, EzPickle):
         try:
             return action_id(action)
         except (TypeError, ValueError) as err:
-            raise type(err)(f"{err}; {agent} is to act in phase {self.game.phase.name}: {self._legal_text()}") from None
+            raise type(err)(f"{err}; {agent} is to act in phase {self._phase_name()}: {self._legal_text()}") from None
 
     def state(self) -> np.ndarray:
         """Full state (every hand, the kitty and discards), seen from seat 0."""
-        return encode_state(self.game, 0)
+        self._require_reset("state()")
+        vec = np.empty(self.state_space.shape, np.float32)
+        encode_state_row(self._S, 0, 0, self._cfg, self._obs_off, self._state_off, vec)
+        return vec
 
     # ------------------------------------------------------------------- step
     def step(self, action) -> None:
@@ -311,61 +342,43 @@ class raw_env(AECEnv, EzPickle):
                 )
             self._was_dead_step(action)
             return
-        game = self.game
         action_int = self._checked_action_id(agent, action)
         if not self._legal(action_int):
             given = "" if type(action) is int else f", given as {action!r}"
             raise ValueError(
-                f"illegal action {action_int} ({_describe(action_int)}{given}) by {agent} in phase {game.phase.name}: "
+                f"illegal action {action_int} ({_describe(action_int)}{given}) by {agent} in phase {self._phase_name()}: "
                 f"{self._legal_text()}"
             )
-        action = action_int
         self._cumulative_rewards[agent] = 0
         if self.infos[agent]:
             self.infos[agent] = {}  # it has read the last round's result through last()
         if self._rewards_pending:  # rewards are per step: clear the last round's
             self._clear_rewards()
             self._rewards_pending = False
-        seat, phase, led = game.current, game.phase, game.led_suit
-        result = E.apply_action(game, action, self.np_random, validate=False)
-        self._tracker.update(phase, led, seat, action, game)
-        self._cached_mask = None
-        if result is not None:
-            self._end_round(result)
-        elif game.phase == E.Phase.GAME_OVER:  # truncated by too many redeals (R4.4)
-            self._end_episode(truncated=True)
-        if game.current >= 0:
-            self.agent_selection = self.possible_agents[game.current]
+        S = self._S
+        # The rules, the round's scoring, the episode's end and the rewards: engine.step_game, as VectorEnv.
+        events = E.step_game(S, E.NO_STREAM, 0, action_int, self._cfg, self._step_rewards, self._round_record)
+        if S[0, E.PHASE] == E.PH_DEAL:  # a redeal (R4.4) or the next round (R2.1): dealt from np_random
+            E.deal_from(S, 0, self._cfg, self.np_random)
+        self._mask_valid = False
+        if events & E.EV_ROUND:
+            info = E.round_info(self._round_record[0])
+            rewards = self._step_rewards[0].tolist()
+            for seat, a in enumerate(self.possible_agents):
+                self.infos[a] = {"round_result": info}
+                self.rewards[a] = int(rewards[seat])
+            self._rewards_pending = True
+        if events & E.EV_FINAL:
+            done = self.truncations if events & E.EV_TRUNCATED else self.terminations
+            for a in self.agents:
+                done[a] = True
+        current = int(S[0, E.CURRENT])
+        if current >= 0:
+            self.agent_selection = self.possible_agents[current]
         if self._rewards_pending:
             self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
-
-    def _end_round(self, result: E.RoundResult) -> None:
-        game = self.game
-        info = result.to_info()
-        for a in self.agents:
-            self.infos[a] = {"round_result": info}
-        diff = result.scores[0] - result.scores[1]
-        self._rewards_pending = True
-        if self.reward_kind == "score_diff":
-            for seat, a in enumerate(self.possible_agents):
-                self.rewards[a] = diff if seat % 2 == 0 else -diff
-        if self.episode == "round" or game.phase == E.Phase.GAME_OVER:
-            if self.reward_kind == "win":
-                sign = (1 if game.winner == 0 else -1 if game.winner == 1 else 0) if self.episode == "game" else int(np.sign(diff))
-                for seat, a in enumerate(self.possible_agents):
-                    self.rewards[a] = sign if seat % 2 == 0 else -sign
-            self._end_episode(truncated=self.episode == "game" and game.truncated)
-        else:
-            E.start_next_round(game, self.np_random)
-
-    def _end_episode(self, truncated: bool) -> None:
-        for a in self.agents:
-            if truncated:
-                self.truncations[a] = True
-            else:
-                self.terminations[a] = True
 
     # ----------------------------------------------------------------- render
     def render(self) -> str | np.ndarray | None:
@@ -409,7 +422,7 @@ _OPTION_KEYS = ("dealer", "round", "hands", "kitty")
 
 
 def _parse_options(rules: RulesConfig, options: dict) -> dict:
-    """Validated keyword arguments for :func:`engine.new_game` from reset options."""
+    """Validated keyword arguments for :func:`engine.start_row` (as :func:`engine.new_game`) from reset options."""
     if not isinstance(options, dict):
         raise ValueError(f"options must be a dict, not {type(options).__name__}")
     out: dict[str, Any] = {}

@@ -6,17 +6,17 @@ to act, its ego-centric observation (identical to the AEC env's,
 :func:`pcr_env.observation.encode_observation`) and its action mask. Finished
 games restart at once and report their results in ``infos``.
 
-The games live in packed ``int64`` arrays advanced by numba-compiled kernels
-(:mod:`pcr_env._vector_kernels`), a second implementation of
-:mod:`pcr_env.engine` that ``tests/test_vector.py`` checks against the first,
-decision by decision. The first use in a fresh checkout compiles the kernels
+The games live in packed ``int64`` rows advanced by the numba-compiled rules of
+:mod:`pcr_env.engine` (the AEC env steps the same functions on one row), looped
+over the rows by :mod:`pcr_env._vector_kernels`; ``tests/test_vector.py`` checks
+them against an independent pure-Python reference, decision by decision. The first use in a fresh checkout compiles the kernels
 (about 10 s of CPU, once: numba caches them on disk; later processes load them
 in well under a second).
 
 Randomness is per game: game ``i`` draws from its own stream seeded from
 ``(seed, i)``, so with the same seed and actions it plays the same deals
-whatever ``num_envs`` is. :class:`DealRng` is that stream in pure Python and
-can drive :mod:`pcr_env.engine` to replay a game.
+whatever ``num_envs`` is. :class:`DealRng` is that stream as a ``rng`` for the
+Python API of :mod:`pcr_env.engine`, to replay a game.
 
 >>> venv = VectorEnv(8, seed=0)
 >>> obs, masks, seats = venv.reset()
@@ -31,7 +31,7 @@ can drive :mod:`pcr_env.engine` to replay a game.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -40,9 +40,9 @@ from . import _vector_kernels as K
 from . import engine as E
 from .actions import NUM_ACTIONS, describe_action
 from .config import EPISODES, REWARDS, RulesConfig, check_episode_reward
-from .observation import observation_size, state_size
+from .observation import observation_offsets, observation_size, state_offsets, state_size
 
-_MASK64 = (1 << 64) - 1
+
 
 
 class VectorEnv:
@@ -80,13 +80,13 @@ class VectorEnv:
         self.obs_dim = observation_size(self.n_players)
         self.state_dim = state_size(self.n_players)
         self.num_actions = NUM_ACTIONS
-        self._cfg = K.config_array(self.rules, episode, reward)
-        self._obs_off = K.observation_offsets(self.n_players)
-        self._state_off = K.state_offsets(self.n_players)
+        self._cfg = E.config_array(self.rules, episode, reward)
+        self._obs_off = observation_offsets(self.n_players)
+        self._state_off = state_offsets(self.n_players)
         n = self.num_envs
-        self._games = np.zeros((n, K.STATE_COLUMNS), np.int64)  # one row per game, see _vector_kernels
+        self._games = np.zeros((n, E.STATE_COLUMNS), np.int64)  # one row per game, see pcr_env.engine
         self._rng = np.zeros(n, np.uint64)  # each game's splitmix64 state
-        self._round_info = np.zeros((n, K.ROUND_INFO_SIZE), np.int64)
+        self._round_info = np.zeros((n, E.ROUND_INFO_SIZE), np.int64)
         self._final_info = np.zeros((n, K.FINAL_INFO_SIZE), np.int64)
         self._events = np.zeros(n, np.int64)
         self._started = False
@@ -130,9 +130,9 @@ class VectorEnv:
         if count:
             for i in np.flatnonzero(events).tolist():
                 ev = events[i]
-                if ev & K.EV_ROUND:
+                if ev & E.EV_ROUND:
                     infos[i]["round_result"] = _round_info(self._round_info[i])
-                if ev & K.EV_FINAL:
+                if ev & E.EV_FINAL:
                     infos[i]["final"] = _final_info(self._final_info[i])
         return obs, masks, seats, rewards, dones, infos
 
@@ -155,26 +155,41 @@ class VectorEnv:
         it does not change the game.
         """
         self._require_started()
-        i = self._check_index(i)
-        row = self._games[i].tolist()
-        n = self.n_players
-        seats = range(n)
-        return E.GameState(
-            config=self.rules, round_number=row[K.ROUND], dealer=row[K.DEALER], redeals=row[K.REDEALS],
-            phase=E.Phase(row[K.PHASE]), current=row[K.CURRENT],
-            hands=[row[K.HANDS + s] for s in seats], kitty=row[K.KITTY],
-            passed=[row[K.PASSED + s] for s in seats], received=[row[K.RECEIVED + s] for s in seats],
-            pass_done=row[K.PASS_DONE], bids=[row[K.BIDS + s] for s in seats],
-            out=[bool(row[K.OUT + s]) for s in seats], high_bid=row[K.HIGH_BID], declarer=row[K.DECLARER],
-            trump=row[K.TRUMP], discards=row[K.DISCARDS],
-            trick=[(row[K.TRICK_SEAT + j], row[K.TRICK_CARD + j]) for j in range(row[K.TRICK_LEN])],
-            played=[row[K.PLAYED + s] for s in seats], voids=[row[K.VOIDS + s] for s in seats],
-            trick_winners=[row[K.WINNERS + t] for t in range(row[K.N_TRICKS])],
-            team_tricks=[row[K.TEAM_TRICKS], row[K.TEAM_TRICKS + 1]],
-            scores=[row[K.SCORES], row[K.SCORES + 1]], run_team=row[K.RUN_TEAM], run_length=row[K.RUN_LENGTH],
-            pass_direction=E.PassDirection(row[K.PASS_DIR]), truncated=bool(row[K.TRUNCATED]),
-            winner=None if row[K.WINNER] < 0 else row[K.WINNER], rounds_played=row[K.ROUNDS_PLAYED],
-        )
+        return E.from_row(self._games[self._check_index(i)], self.rules)
+
+    def set_games(self, games: "Sequence[E.GameState] | np.ndarray") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Continue from given positions: game ``i`` becomes ``games[i]``; returns ``(obs, masks, seats)``.
+
+        ``games`` is one :class:`~pcr_env.engine.GameState` per game or an
+        ``[num_envs, STATE_COLUMNS]`` int64 array of game rows (the engine's row
+        format, e.g. from ``get_state()["games"]``). The random streams are kept
+        (seeded from ``seed`` if the env was never reset), so later deals come from
+        them. Every game must have a seat to act (not between rounds, not over).
+        """
+        if isinstance(games, np.ndarray):
+            rows = np.array(games, np.int64)
+        else:
+            games = list(games)
+            if len(games) != self.num_envs:
+                raise ValueError(f"set_games got {len(games)} games: expected {self.num_envs}, one per game")
+            for i, game in enumerate(games):
+                if game.config != self.rules:
+                    raise ValueError(f"games[{i}] has rules {game.config}: this VectorEnv has {self.rules}")
+            rows = np.array([E.row_values(game) for game in games], np.int64).reshape(len(games), -1)
+        if rows.shape != self._games.shape:
+            raise ValueError(f"set_games got rows of shape {rows.shape}: expected {self._games.shape}")
+        acting = rows[:, E.CURRENT]
+        bad = np.flatnonzero((acting < 0) | (acting >= self.n_players) | (rows[:, E.PHASE] >= E.PH_ROUND_END))
+        if bad.size:
+            raise ValueError(f"game {int(bad[0])} has nobody to act (phase {int(rows[bad[0], E.PHASE])}, "
+                             f"current {int(acting[bad[0]])}): set_games needs positions with a seat to act")
+        if not self._started:
+            K.seed_streams(np.uint64(self.seed), self._rng)
+        self._games[:] = rows
+        self._started = True
+        obs, masks, seats = self._new_outputs()
+        K.observe_all(self._games, self._cfg, self._obs_off, obs, masks, seats)
+        return obs, masks, seats
 
     def observe(self, i: int, seat: int) -> np.ndarray:
         """Observation of any ``seat`` of game ``i`` (``step`` gives only the acting seat's)."""
@@ -259,22 +274,7 @@ class VectorEnv:
 
 def _round_info(row: np.ndarray) -> dict:
     """``RoundResult.to_info()`` from a kernel round record."""
-    r = row.tolist()
-    winner = r[K.RI_WINNER]
-    return {
-        "round": r[K.RI_ROUND],
-        "dealer": r[K.RI_DEALER],
-        "declarer": r[K.RI_DECLARER],
-        "bid": r[K.RI_BID],
-        "trump": r[K.RI_TRUMP],
-        "tricks": r[K.RI_TRICKS:K.RI_TRICKS + 2],
-        "run_bonus": r[K.RI_BONUS:K.RI_BONUS + 2],
-        "scores": r[K.RI_SCORES:K.RI_SCORES + 2],
-        "made": bool(r[K.RI_MADE]),
-        "trick_winners": r[K.RI_WINNERS:K.RI_WINNERS + r[K.RI_N_TRICKS]],
-        "total_scores": r[K.RI_TOTALS:K.RI_TOTALS + 2],
-        "winner": winner if winner >= 0 else -1,
-    }
+    return E.round_info(row)
 
 
 def _final_info(row: np.ndarray) -> dict:
@@ -286,7 +286,7 @@ def _final_info(row: np.ndarray) -> dict:
 
 
 class DealRng:
-    """Game ``index``'s random stream of ``VectorEnv(seed=seed)``, in pure Python.
+    """Game ``index``'s random stream of ``VectorEnv(seed=seed)``, as an ``rng`` for :mod:`pcr_env.engine`.
 
     It offers the two calls :mod:`pcr_env.engine` makes of its ``rng``
     (``integers(n)`` for a random first dealer, ``permutation(52)`` for a
@@ -305,44 +305,26 @@ class DealRng:
         _check_seed(seed)
         if not (_is_int(index) and 0 <= index < 1 << 63):
             raise ValueError(f"index {index!r} is not a game index: allowed an integer >= 0")
-        base = _mix64((int(seed) + _GOLDEN) & _MASK64)
-        self.state = _mix64((base + (int(index) + 1) * _GOLDEN) & _MASK64)
+        # The kernels' own stream and draws, on a one-game stream array.
+        self._stream = np.array([E.stream_start(np.uint64(seed), np.uint64(index))], np.uint64)
 
-    def _next(self) -> int:
-        self.state = (self.state + _GOLDEN) & _MASK64
-        return _mix64(self.state)
-
-    def _below(self, k: int) -> int:
-        m = (self._next() >> 32) * k
-        if (m & 0xFFFFFFFF) < k:
-            threshold = ((1 << 32) - k) % k
-            while (m & 0xFFFFFFFF) < threshold:
-                m = (self._next() >> 32) * k
-        return m >> 32
+    @property
+    def state(self) -> int:
+        """The splitmix64 state (an integer)."""
+        return int(self._stream[0])
 
     def integers(self, low: int, high: int | None = None) -> int:
         """One uniform integer in ``[0, low)`` (or ``[low, high)``)."""
         lo, hi = (0, low) if high is None else (low, high)
         if not (_is_int(lo) and _is_int(hi) and 0 < hi - lo < 1 << 32):
             raise ValueError(f"integers({low!r}, {high!r}): expected integer bounds with 0 < high - low < 2**32")
-        return lo + self._below(hi - lo)
+        return int(lo) + int(E._below(self._stream, 0, int(hi - lo)))
 
     def permutation(self, n: int) -> np.ndarray:
         """A uniform permutation of ``0..n-1`` (Fisher-Yates from the top)."""
-        order = list(range(n))
-        for j in range(n - 1, 0, -1):
-            r = self._below(j + 1)
-            order[j], order[r] = order[r], order[j]
-        return np.array(order, np.int64)
-
-
-_GOLDEN = 0x9E3779B97F4A7C15
-
-
-def _mix64(z: int) -> int:
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return z ^ (z >> 31)
+        order = np.arange(n, dtype=np.int64)
+        E._shuffle(self._stream, 0, order)
+        return order
 
 
 def _is_int(value: Any) -> bool:

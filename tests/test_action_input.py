@@ -258,6 +258,9 @@ def test_unknown_agent_is_named():
 
 # ------------------------------------------------------------------------------- the Gymnasium view
 class _First:
+    def reset(self, seed=None):
+        pass
+
     def act(self, obs):
         return int(np.flatnonzero(obs["action_mask"])[0])
 

@@ -106,11 +106,77 @@ def test_register_agent_adds_a_spec_every_tool_accepts():
         assert agent.act({"observation": np.zeros(797, np.float32), "action_mask": mask}) == 5
         assert parse_spec("test-always-first")[0].kind == "test-always-first"
     finally:
-        from agents import base
+        from agents import registry
 
-        base._REGISTRY.pop("test-always-first")
+        registry._REGISTRY.pop("test-always-first")
     with pytest.raises(ValueError, match="agent kind 'bad:kind' is not allowed"):
         register_agent("bad:kind", lambda seed=None: _FirstLegal())
+
+
+def test_the_registry_passes_rules_only_to_factories_that_declare_them():
+    from agents import registry
+
+    got = {}
+
+    def plain(seed=None):
+        got["plain"] = seed
+        return _FirstLegal()
+
+    def with_rules(seed=None, rules=None):
+        got["rules"] = rules
+        return _FirstLegal()
+
+    register_agent("test-no-rules", plain)
+    register_agent("test-rules", with_rules)
+    try:
+        make_agent("test-no-rules", seed=4, rules=RulesConfig(players=6))
+        make_agent("test-rules", seed=4, rules=RulesConfig(players=6))
+    finally:
+        registry._REGISTRY.pop("test-no-rules")
+        registry._REGISTRY.pop("test-rules")
+    assert got == {"plain": 4, "rules": RulesConfig(players=6)}
+    assert isinstance(make_agent("random", rules=RulesConfig()), RandomAgent)  # RandomAgent(seed) takes no rules
+
+
+def test_make_agents_normalises_seats_and_seeds_each_from_the_seed_and_the_seat():
+    from agents import make_agents
+    from pcr_env.seating import derive_seed
+
+    built = make_agents(["random", "heuristic", "random"], seats=(1, 2, 3), seed=9)
+    assert [type(built[s]) for s in (1, 2, 3)] == [RandomAgent, HeuristicAgent, RandomAgent]
+    assert built[1] is not built[3] and built[1].seed == derive_seed(9, 1) and built[3].seed == derive_seed(9, 3)
+    mine = RandomAgent(seed=0)
+    assert make_agents({1: mine, 3: "greedy"}, seats=(1, 3), seed=2)[1] is mine and mine.seed == derive_seed(2, 1)
+    with pytest.raises(ValueError, match="agents has 2 entries: expected one per other seat"):
+        make_agents(["random"] * 2, seats=(1, 2, 3))
+    with pytest.raises(ValueError, match=r"agents\[2\] = 5 is not allowed"):
+        make_agents(5, seats=(2,))
+    with pytest.raises(ValueError, match="unknown agent spec 'wizard'"):
+        make_agents("wizard", seats=(1,))
+
+
+@pytest.mark.parametrize("spec", ["random", "greedy", "heuristic"])
+def test_get_state_and_set_state_restore_the_random_streams(spec):
+    import pickle
+
+    agent = make_agent(spec, seed=5)
+    agent.rng.random(3)
+    state = agent.get_state()
+    assert set(state) == {"rng"} and pickle.loads(pickle.dumps(state)) == state  # plain data
+    first = agent.rng.random(10)
+    agent.set_state(state)
+    assert np.array_equal(agent.rng.random(10), first)
+    agent.set_state({})  # nothing to restore: nothing changes
+    assert isinstance(agent, Agent)
+    if spec == "random":  # and the actions follow the stream
+        rng = np.random.default_rng(0)
+        masks = (rng.random((40, 70)) < 0.2).astype(np.int8)
+        masks[:, 52] = 1
+        obs = np.zeros((40, 797), np.float32)
+        state = agent.get_state()
+        played = agent.act_batch(obs, masks)
+        agent.set_state(state)
+        assert np.array_equal(agent.act_batch(obs, masks), played)
 
 
 class _FirstLegal:

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 import evaluate as cli
-from agents import base as agent_base
 from agents import evaluation as ev
-from agents.base import BaseAgent, register_agent
+from agents import registry as agent_registry
+from agents.base import BaseAgent
+from agents.registry import register_agent
 from agents.heuristic import HeuristicAgent
 from pcr_env import engine as E
 from pcr_env.actions import PASS_BID
@@ -62,7 +63,7 @@ def registered():
 
     yield add
     for kind in added:
-        agent_base._REGISTRY.pop(kind, None)
+        agent_registry._REGISTRY.pop(kind, None)
         for key in [k for k in ev._AGENT_CACHE if k[0] == kind]:
             ev._AGENT_CACHE.pop(key)
 
@@ -299,3 +300,59 @@ def test_cli_with_one_agent_says_it_is_a_self_play_match(capsys):
     assert cli.main(["--agents", "heuristic", "--deals", "2", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("one agent given: heuristic plays a copy of itself")
+
+
+# ------------------------------------------------------------------ agent objects
+def _figures(result: ev.EvaluationResult) -> str:
+    """Every figure of every pair but the names, as text (NaN == NaN there)."""
+    return repr([{k: v for k, v in vars(p).items() if k not in ("agent_a", "agent_b")} for p in result.pairs])
+
+
+def test_agent_objects_give_the_same_results_as_their_specs():
+    from agents import RandomAgent, make_agent
+
+    by_spec = ev.evaluate(["heuristic", "random", "greedy"], deals=12, seed=4, progress=False)
+    objects = [make_agent("heuristic", seed=123), RandomAgent(seed=99), "greedy"]
+    by_object = ev.evaluate(objects, deals=12, seed=4, progress=False)
+    assert _figures(by_object) == _figures(by_spec)  # re-seeded before every table: their own seeds do not matter
+    assert [(p.agent_a, p.agent_b) for p in by_object.pairs] == [(p.agent_a, p.agent_b) for p in by_spec.pairs]
+    assert by_object.config["specs"] == ["heuristic", "random", "greedy"]  # labels: JSON-safe
+    assert [(r.agent, round(r.elo, 6)) for r in by_object.ratings] == [(r.agent, round(r.elo, 6)) for r in by_spec.ratings]
+
+
+def test_one_object_against_itself_is_two_copies_seeded_apart():
+    from agents import RandomAgent
+
+    by_spec = ev.evaluate(["random"], deals=20, seed=1, progress=False).pairs[0]
+    by_object = ev.evaluate([RandomAgent()], deals=20, seed=1, progress=False).pairs[0]
+    assert (by_object.agent_a, by_object.agent_b) == ("random", "random#2")
+    assert by_object.diffs == by_spec.diffs and by_object.sd > 0
+
+
+def test_agent_objects_travel_to_worker_processes():
+    from agents import HeuristicAgent
+
+    one = ev.evaluate([HeuristicAgent(), "random"], deals=30, seed=5, progress=False, workers=1)
+    two = ev.evaluate([HeuristicAgent(), "random"], deals=30, seed=5, progress=False, workers=2)
+    assert _figures(one) == _figures(two)
+
+
+def test_a_live_ppo_agent_evaluates_like_its_checkpoint():
+    """What the trainer does: a PPOAgent built from the weights in memory, no checkpoint file."""
+    ppo = pytest.importorskip("agents.ppo")
+    if not Path(ppo.PRETRAINED_PATH).exists():
+        pytest.skip("no shipped checkpoint in this checkout")
+    ckpt = ppo.read_checkpoint("pretrained")
+    live = ppo.PPOAgent(ppo.build_model(ckpt), RulesConfig.from_kwargs(ckpt["rules"]),
+                        greedy=bool(ckpt.get("act", {}).get("greedy", True)), source="live")
+    cached = dict(ev._AGENT_CACHE)
+    by_object = ev.evaluate([live, "heuristic"], deals=4, seed=0, progress=False, rules=ckpt["rules"])
+    assert ev._AGENT_CACHE.keys() - cached.keys() <= {("heuristic", 1, RulesConfig.from_kwargs(ckpt["rules"]))}
+    by_spec = ev.evaluate(["ppo:pretrained", "heuristic"], deals=4, seed=0, progress=False, rules=ckpt["rules"])
+    assert _figures(by_object) == _figures(by_spec)
+    assert by_object.pairs[0].agent_a == "ppo"
+
+
+def test_a_bad_agent_entry_is_a_value_error_naming_it():
+    with pytest.raises(ValueError, match=r"agents\[1\] = 3 is not allowed"):
+        ev.evaluate(["random", 3], deals=2, progress=False)

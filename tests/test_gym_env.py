@@ -112,18 +112,56 @@ def test_passes_gymnasiums_env_checker(kwargs):
 
 
 @pytest.mark.filterwarnings(UNBOUNDED_BOX)
-def test_agent_specs_are_resolved_by_the_agents_package_on_reset():
+def test_agent_specs_are_resolved_by_the_agents_package_when_made():
     import agents
 
+    assert gymnasium.registry[ENV_ID].entry_point == "agents.registry:make_gym_env"  # a string: no import for it
     env = gymnasium.make(ENV_ID, others=["random", "heuristic", "random"], episode="round")
-    assert env.unwrapped._agents is None  # nothing resolved (nor imported for it) before the first reset
+    resolved = env.unwrapped.other_agents  # built once, by agents.make_agents, for the env's rules
     first = run_episode(env.unwrapped, seed=3, policy_rng=np.random.default_rng(0))
-    resolved = env.unwrapped.other_agents
     assert isinstance(resolved[1], agents.RandomAgent) and isinstance(resolved[2], agents.HeuristicAgent)
     again = run_episode(env.unwrapped, seed=3, policy_rng=np.random.default_rng(0))
     assert [s[:3] for s in first] == [s[:3] for s in again]  # seeded reset re-seeds the spec-built agents
     assert env.unwrapped.other_agents[1] is resolved[1]  # built once, re-seeded with reset(seed)
     check_env(gymnasium.make(ENV_ID, others="heuristic").unwrapped)
+    # Specs and objects mix; a factory (other_seats, rules) -> {seat: agent} is passed through.
+    mixed = gymnasium.make(ENV_ID, others={1: "heuristic", 2: SeededRandom(), 3: "random"}).unwrapped
+    assert isinstance(mixed.other_agents[1], agents.HeuristicAgent) and isinstance(mixed.other_agents[2], SeededRandom)
+    made = gymnasium.make(ENV_ID, others=lambda seats, rules: agents.make_agents("greedy", seats, rules=rules)).unwrapped
+    assert all(isinstance(a, agents.GreedyAgent) for a in made.other_agents.values())
+
+
+def test_the_env_class_takes_agent_objects_or_a_factory_never_spec_strings():
+    from agents import make_agents
+
+    env = PassCutRunEnv(others=lambda seats, rules: make_agents("random", seats, rules=rules), episode="round")
+    assert sorted(env.other_agents) == [1, 2, 3]
+    with pytest.raises(ValueError, match=r"others\[1\] = 'random' is not allowed: PassCutRunEnv takes agent objects"):
+        PassCutRunEnv(others="random")
+    with pytest.raises(ValueError, match="others is required"):
+        PassCutRunEnv()
+
+    class ActOnly:
+        def act(self, obs):
+            return int(np.flatnonzero(obs["action_mask"])[0])
+
+    with pytest.raises(ValueError, match=r"others\[1\] = .*ActOnly.* is not allowed: allowed an agent object with act"):
+        PassCutRunEnv(others=ActOnly())
+
+
+def test_a_seeded_reset_seeds_each_other_seat_from_the_seed_and_the_seat():
+    from pcr_env.seating import derive_seed
+
+    others = {s: Recording(SeededRandom()) for s in (1, 2, 3)}
+    seen = {}
+    for s, rec in others.items():
+        rec.reset = lambda seed, s=s, rec=rec: (seen.__setitem__(s, seed), Recording.reset(rec, seed))
+    env = PassCutRunEnv(0, others, episode="round")
+    env.reset(seed=7)
+    assert seen == {s: derive_seed(7, s) for s in (1, 2, 3)}
+    seen.clear()
+    env.reset()  # no seed: the agents run on
+    assert seen == {}
 
 
 # ---------------------------------------------------------------------- credit
@@ -133,7 +171,9 @@ def clone_aec(env: PassCutRunEnv) -> raw_env:
     ref.reset()
     ref.game = env.game.copy()
     ref.np_random = copy.deepcopy(env.np_random)
-    ref._tracker.reset()  # re-encode observations from the copied game
+    tracker = getattr(ref, "_tracker", None)  # an observation cache, in engines that keep one
+    if tracker is not None:
+        tracker.reset()  # re-encode observations from the copied game
     ref.agent_selection = ref.possible_agents[ref.game.current]
     return ref
 
@@ -259,6 +299,9 @@ def test_illegal_learner_action_ends_the_episode_with_the_penalty():
 
 def test_an_opponent_agent_that_cheats_is_named():
     class Cheater:
+        def reset(self, seed=None):
+            pass
+
         def act(self, obs):
             return PASS_BID if obs["action_mask"][PASS_BID] == 0 else 0
 

@@ -11,6 +11,7 @@ same keys and list lengths every time, so that padded steps are plain zeros
 
 from __future__ import annotations
 
+import gymnasium
 import numpy as np
 import pytest
 
@@ -103,6 +104,9 @@ def test_gym_view_infos_are_numbers_only_on_every_step(kwargs):
         def __init__(self):
             self.rng = np.random.default_rng(0)
 
+        def reset(self, seed=None):
+            self.rng = np.random.default_rng(seed)
+
         def act(self, obs):
             return int(self.rng.choice(np.flatnonzero(obs["action_mask"])))
 
@@ -126,7 +130,7 @@ def test_gym_view_infos_are_numbers_only_on_every_step(kwargs):
 
 
 def test_gym_view_illegal_action_info_is_numbers_only():
-    env = PassCutRunEnv(others="random")
+    env = gymnasium.make("PassCutRun-v0", others="random").unwrapped  # specs: through the registered id
     env.reset(seed=0)
     *_, info = env.step(69)  # trump during the pass phase
     assert info["illegal_action"] is True and non_numeric_leaves(info) == []

@@ -1,12 +1,13 @@
-"""The observation encoder, its decoder and the incremental ObservationTracker.
+"""The observation encoder, its decoder, and the environment's observations against the reference encoder.
 
 * the layout tiles the vector exactly, and the encoder overwrites all of it;
 * ``decode_observation`` returns what the encoder was given, for every seat, after
   every action of random games in every variant (checked against the engine
   state directly, not against the encoder);
-* the environment's incrementally patched observations (``ObservationTracker``)
-  equal a fresh ``encode_observation`` after every action, for every seat,
-  whether or not that seat's observation was read in between.
+* the environment's observations (the one compiled encoder, on the env's game
+  row) equal the independent reference encoder of ``tests/reference_engine.py``
+  and ``encode_observation`` of the env's snapshot, after every action, for every
+  seat, whether or not that seat's observation was read in between.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from pcr_env.observation import (
 )
 
 from conftest import RULE_VARIANTS, VARIANT_IDS, VARIANTS, random_game
+
+import reference_engine as R
 
 
 @pytest.mark.parametrize("players", [4, 6])
@@ -190,14 +193,13 @@ def test_state_vector_is_the_observation_plus_every_hidden_card():
             assert np.flatnonzero(vec[layout["all_discards"]]).tolist() == cards_of(state.discards)
 
 
-# ------------------------------------------------------------------------ the incremental tracker
+# ------------------------------------------------------------------------ the env's observations
 
 def _check_tracker_game(env_kwargs: dict, seed: int, read: str, max_steps: int = 2500) -> int:
-    """Drive ``raw_env`` with random legal actions; compare observe() with a fresh encoding.
+    """Drive ``raw_env`` with random legal actions; compare observe() with the reference encoder.
 
-    ``read``: "all" reads every seat after every action (buffers stay live and are
-    patched); "actor" reads only the acting seat (others go stale); "random"
-    reads a random subset.
+    ``read``: "all" reads every seat after every action; "actor" reads only the
+    acting seat; "random" reads a random subset.
     """
     env = pass_cut_run_v0.raw_env(**env_kwargs)
     env.reset(seed=seed)
@@ -218,7 +220,8 @@ def _check_tracker_game(env_kwargs: dict, seed: int, read: str, max_steps: int =
             seats = [s for s in range(len(agents)) if rng.random() < 0.5]
         for s in seats:
             got = env.observe(agents[s])["observation"]
-            want = encode_observation(game, s)
+            want = R.encode_observation(game, s)
+            assert np.array_equal(encode_observation(game, s), want)
             if not np.array_equal(got, want):
                 diff = np.flatnonzero(got != want)
                 names = [name for name, sl in observation_layout(len(agents)).slices.items()
@@ -256,7 +259,7 @@ def test_tracker_equals_fresh_encoding_after_every_action(variant, read):
 
 
 def test_tracker_survives_redeal_in_no_pass_rounds():
-    """In a round without passing a redeal goes from BID to BID: the tracker must notice the new deal."""
+    """In a round without passing a redeal goes from BID to BID: the observations show the new deal."""
     env = pass_cut_run_v0.raw_env(passing=False, first_dealer=0)
     env.reset(seed=3)
     for _ in range(3):
@@ -266,7 +269,7 @@ def test_tracker_survives_redeal_in_no_pass_rounds():
             env.step(PASS_BID)
         assert env.game.phase == Phase.BID
         for s, a in enumerate(env.possible_agents):
-            np.testing.assert_array_equal(env.observe(a)["observation"], encode_observation(env.game, s))
+            np.testing.assert_array_equal(env.observe(a)["observation"], R.encode_observation(env.game, s))
     assert env.game.redeals == 3
 
 

@@ -1,4 +1,4 @@
-"""The terminal player (python -m pcr_env.play): readable table, input parsing, refusals with hints.
+"""The terminal player (python -m agents.play): readable table, input parsing, refusals with hints.
 
 A scripted "person" drives the loop: it reads the printed table (the ``Legal:``
 and ``Your hand`` lines), types wrong things first at each kind of prompt, checks
@@ -18,7 +18,8 @@ import pytest
 
 from pcr_env.actions import PASS_BID, TRUMP_BASE, bid_action, trump_action
 from pcr_env.cards import parse_card
-from pcr_env.play import IllegalInput, format_table, main, parse_move, play_game
+from agents.play import IllegalInput, main, parse_move, play_game
+from pcr_env.render import render_view
 from pcr_env.pass_cut_run_v0 import raw_env
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -203,7 +204,7 @@ def test_the_table_shows_only_what_the_seat_may_see():
     env = raw_env(first_dealer=0, episode="round")
     env.reset(seed=5)
     seat = env.game.current
-    text = format_table(env.observe(env.agent_selection), seat)
+    text = render_view(env.observe(env.agent_selection), seat)
     own = env.game.hands[seat]
     from pcr_env.cards import card_str, cards_of
 
@@ -219,14 +220,14 @@ def test_command_line_replays_a_scripted_game(tmp_path):
     expected = play_game(1, "random", episode="round", seed=11, input_fn=person.input, output_fn=person.output)
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     proc = subprocess.run(
-        [sys.executable, "-m", "pcr_env.play", "--seat", "1", "--agents", "random", "--episode", "round", "--seed", "11"],
+        [sys.executable, "-m", "agents.play", "--seat", "1", "--agents", "random", "--episode", "round", "--seed", "11"],
         input="\n".join(person.typed) + "\n", capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     us, them = expected["scores"]
     assert proc.stdout.rstrip().endswith(f"Round over: us {us}, them {them}.")
     # Quitting and bad arguments.
-    proc = subprocess.run([sys.executable, "-m", "pcr_env.play", "--agents", "random"], input="quit\n",
+    proc = subprocess.run([sys.executable, "-m", "agents.play", "--agents", "random"], input="quit\n",
                           capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     assert proc.returncode == 1 and "You left the game." in proc.stdout
     assert main(["--agents", "random", "random", "--seed", "0"]) == 2  # two specs for three seats
@@ -240,7 +241,7 @@ def test_bad_agent_spec_is_reported(capsys):
 def test_module_doctest():
     import doctest
 
-    import pcr_env.play
+    import agents.play
 
-    failures, tried = doctest.testmod(pcr_env.play, optionflags=doctest.ELLIPSIS)
+    failures, tried = doctest.testmod(agents.play, optionflags=doctest.ELLIPSIS)
     assert tried > 0 and failures == 0

@@ -124,6 +124,9 @@ class _Random:
     def __init__(self, seed=0):
         self.rng = np.random.default_rng(seed)
 
+    def reset(self, seed=None):
+        self.rng = np.random.default_rng(seed)
+
     def act(self, obs):
         return int(self.rng.choice(np.flatnonzero(obs["action_mask"])))
 

@@ -21,7 +21,7 @@ from pcr_env import replay as R
 from pcr_env.actions import PASS_BID
 from pcr_env.cards import SUITS, card_str, cards_of
 from pcr_env.config import RulesConfig
-from pcr_env.play import play_game
+from agents.play import play_game
 
 from conftest import RULE_VARIANTS, random_action
 
@@ -307,7 +307,7 @@ def test_module_doctest():
 
 @pytest.mark.parametrize("trump", [3, np.int64(3), "S"])
 def test_round_summary_names_trump_given_as_index_or_letter(trump):
-    from pcr_env.play import _round_summary, seat_names
+    from agents.play import _round_summary, seat_names
 
     result = {"round": 1, "dealer": 0, "declarer": 1, "bid": 8, "trump": trump, "tricks": [4, 9], "run_bonus": [0, 5],
               "scores": [4, 14], "made": True, "trick_winners": [1] * 13, "total_scores": [4, 14], "winner": 1}

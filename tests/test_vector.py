@@ -1,10 +1,11 @@
-"""The batched environment (pcr_env.vector.VectorEnv): equivalence with the engine, auto-reset, seeds, errors.
+"""The batched environment (pcr_env.vector.VectorEnv): equivalence with a reference, auto-reset, seeds, errors.
 
-The numba kernels are a second implementation of the rules (R1-R9) and of the
-observation encoder. ``RefVector`` below is the specification: the pure engine
-(:mod:`pcr_env.engine`) plus :func:`encode_observation` / :func:`encode_state`,
-stepped game by game with the episode and reward rules of the AEC env, and
-dealing from :class:`DealRng` (the same per-game stream, in pure Python). The
+The rules (R1-R9), the observation encoder and the episode and reward logic are
+written once, compiled (:mod:`pcr_env.engine`, :mod:`pcr_env.observation`).
+``RefVector`` below is the specification they are held to: the independent
+pure-Python rules and encoder of ``tests/reference_engine.py``, stepped game by
+game with the episode and reward rules written out here, and dealing from
+``RefDealRng`` (the per-game splitmix64 stream, in pure Python). The
 equivalence tests play thousands of seeded random games through both and
 require identical masks, observations (bit for bit), state vectors, rewards,
 round results and final results at every decision, in every rule variant.
@@ -23,12 +24,54 @@ import pcr_env.vector
 from pcr_env import engine as E
 from pcr_env.actions import NUM_ACTIONS, PASS_BID, TRUMP_BASE, bid_action
 from pcr_env.cards import card_bits
-from pcr_env.observation import decode_observation, encode_observation, encode_state, observation_size
+from pcr_env.observation import decode_observation, encode_observation, observation_size
 from pcr_env.vector import DealRng, VectorEnv
+
+import reference_engine as R
+
+_MASK64 = (1 << 64) - 1
+_GOLDEN = 0x9E3779B97F4A7C15
+
+
+def _mix64(z: int) -> int:
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+class RefDealRng:
+    """Game ``index``'s stream of ``VectorEnv(seed=seed)``, restated in pure Python (the specification of DealRng)."""
+
+    def __init__(self, seed: int, index: int):
+        base = _mix64((int(seed) + _GOLDEN) & _MASK64)
+        self.state = _mix64((base + (int(index) + 1) * _GOLDEN) & _MASK64)
+
+    def _next(self) -> int:
+        self.state = (self.state + _GOLDEN) & _MASK64
+        return _mix64(self.state)
+
+    def _below(self, k: int) -> int:
+        m = (self._next() >> 32) * k
+        if (m & 0xFFFFFFFF) < k:
+            threshold = ((1 << 32) - k) % k
+            while (m & 0xFFFFFFFF) < threshold:
+                m = (self._next() >> 32) * k
+        return m >> 32
+
+    def integers(self, low: int, high: int | None = None) -> int:
+        lo, hi = (0, low) if high is None else (low, high)
+        return lo + self._below(hi - lo)
+
+    def permutation(self, n: int) -> np.ndarray:
+        order = list(range(n))
+        for j in range(n - 1, 0, -1):
+            r = self._below(j + 1)
+            order[j], order[r] = order[r], order[j]
+        return np.array(order, np.int64)
 
 
 class RefVector:
-    """VectorEnv's semantics on the pure engine: the reference implementation, one game at a time."""
+    """VectorEnv's semantics on the reference engine, one game at a time."""
 
     def __init__(self, num_envs: int, seed: int = 0, episode: str = "game", reward: str = "score_diff", **rules: Any):
         self.num_envs, self.seed, self.episode, self.reward_kind = num_envs, seed, episode, reward
@@ -36,8 +79,8 @@ class RefVector:
         self.n_players = self.rules.players
 
     def reset(self):
-        self.rngs = [DealRng(self.seed, i) for i in range(self.num_envs)]
-        self.games = [E.new_game(self.rules, rng) for rng in self.rngs]
+        self.rngs = [RefDealRng(self.seed, i) for i in range(self.num_envs)]
+        self.games = [R.new_game(self.rules, rng) for rng in self.rngs]
         return self.observe()
 
     def step(self, actions):
@@ -46,7 +89,7 @@ class RefVector:
         dones = np.zeros(n, bool)
         infos: list[dict] = [{} for _ in range(n)]
         for i, game in enumerate(self.games):
-            result = E.apply_action(game, int(actions[i]), self.rngs[i])
+            result = R.apply_action(game, int(actions[i]), self.rngs[i])
             if result is not None:
                 infos[i]["round_result"] = result.to_info()
                 diff = result.scores[0] - result.scores[1]
@@ -62,7 +105,7 @@ class RefVector:
                     self.finish(i, infos[i], truncated=self.episode == "game" and game.truncated)
                     dones[i] = True
                 else:
-                    E.start_next_round(game, self.rngs[i])
+                    R.start_next_round(game, self.rngs[i])
             elif game.phase == E.Phase.GAME_OVER:  # R4.4: too many redeals
                 self.finish(i, infos[i], truncated=True)
                 dones[i] = True
@@ -73,7 +116,7 @@ class RefVector:
         info["final"] = {"scores": list(game.scores), "winner": -1 if game.winner is None else game.winner,
                          "truncated": truncated,
                          "rounds": game.round_number}
-        self.games[i] = E.new_game(self.rules, self.rngs[i])
+        self.games[i] = R.new_game(self.rules, self.rngs[i])
 
     def observe(self):
         n = self.num_envs
@@ -82,12 +125,12 @@ class RefVector:
         seats = np.zeros(n, np.int64)
         for i, game in enumerate(self.games):
             seats[i] = game.current
-            encode_observation(game, game.current, obs[i])
-            masks[i, E.legal_actions(game)] = 1
+            R.encode_observation(game, game.current, obs[i])
+            masks[i, R.legal_actions(game)] = 1
         return obs, masks, seats
 
     def state(self):
-        return np.stack([encode_state(g, g.current) for g in self.games])
+        return np.stack([R.encode_state(g, g.current) for g in self.games])
 
 
 def random_actions(masks: np.ndarray, rng: np.random.Generator, pass_bid_weight: float = 1.0) -> np.ndarray:
@@ -140,7 +183,7 @@ def _variant_id(kw: dict[str, Any]) -> str:
 @pytest.mark.parametrize("kwargs, num_envs, steps, pass_weight", EQUIVALENCE_VARIANTS,
                          ids=[_variant_id(v[0]) for v in EQUIVALENCE_VARIANTS])
 def test_matches_the_engine_decision_by_decision(kwargs, num_envs, steps, pass_weight):
-    """R1-R9 through both engines: identical masks, observations, rewards, results, state, at every step."""
+    """R1-R9 through the engine and the reference: identical masks, observations, rewards, results, state, at every step."""
     seed = 1000 + len(_variant_id(kwargs))
     venv, ref = VectorEnv(num_envs, seed=seed, **kwargs), RefVector(num_envs, seed=seed, **kwargs)
     got, want = venv.reset(), ref.reset()
@@ -159,12 +202,13 @@ def test_matches_the_engine_decision_by_decision(kwargs, num_envs, steps, pass_w
             i = step % num_envs
             assert venv.game(i) == ref.games[i]
             for seat in range(venv.n_players):  # any seat's view, not only the acting one
-                assert np.array_equal(bits(venv.observe(i, seat)), bits(encode_observation(ref.games[i], seat)))
+                assert np.array_equal(bits(venv.observe(i, seat)), bits(R.encode_observation(ref.games[i], seat)))
+                assert np.array_equal(bits(venv.observe(i, seat)), bits(encode_observation(venv.game(i), seat)))
     assert finished >= 10 and rounds >= 10, (finished, rounds)  # the episode machinery was exercised
 
 
 def test_thousands_of_round_episodes_match():
-    """Many short episodes ("round"): every deal, bid and score of 2000+ rounds equal to the engine's."""
+    """Many short episodes ("round"): every deal, bid and score of 2000+ rounds equal to the reference's."""
     num_envs, seed = 256, 77
     venv = VectorEnv(num_envs, seed=seed, episode="round", bidding="auction", min_bid=5)
     ref = RefVector(num_envs, seed=seed, episode="round", bidding="auction", min_bid=5)
@@ -186,7 +230,13 @@ def test_deals_follow_the_stream_of_dealrng():
         venv = VectorEnv(5, seed=42, players=players)
         venv.reset()
         for i in range(5):
-            assert venv.game(i) == E.new_game(venv.rules, DealRng(42, i))
+            assert venv.game(i) == E.new_game(venv.rules, DealRng(42, i)) == R.new_game(venv.rules, RefDealRng(42, i))
+    for seed, index in ((0, 0), (1, 7), (2**64 - 1, 2**63 - 1)):  # DealRng is the reference stream
+        a, b = DealRng(seed, index), RefDealRng(seed, index)
+        assert a.state == b.state
+        for k in (2, 4, 6, 52, 2**31 + 3):
+            assert a.integers(k) == b.integers(k)
+        assert a.permutation(52).tolist() == b.permutation(52).tolist()
     rng = DealRng(1, 0)
     assert sorted(rng.permutation(52).tolist()) == list(range(52))
     assert all(0 <= rng.integers(6) < 6 for _ in range(100))
@@ -454,7 +504,7 @@ def test_inspection_arguments_are_checked():
 
 
 def test_masks_match_card_bits_of_the_engine():
-    # R6.2 must-follow through the mask, against the engine's legal_card_mask for a few hundred plays.
+    # R6.2 must-follow through the mask, against the reference's legal_card_mask for a few hundred plays.
     venv = VectorEnv(8, seed=21, passing=False)
     obs, masks, seats = venv.reset()
     rng = np.random.default_rng(21)
@@ -463,7 +513,8 @@ def test_masks_match_card_bits_of_the_engine():
         for i in range(8):
             game = venv.game(i)
             if game.phase == E.Phase.PLAY:
-                assert np.array_equal(masks[i, :52], card_bits(E.legal_card_mask(game)))
+                assert np.array_equal(masks[i, :52], card_bits(R.legal_card_mask(game)))
+                assert E.legal_card_mask(game) == R.legal_card_mask(game)
                 checked += 1
         obs, masks, seats, *_ = venv.step(random_actions(masks, rng))
     assert checked > 1000

@@ -1,12 +1,12 @@
 """Play Pass Cut Run in a terminal against any agents.
 
-    python -m pcr_env.play --seat 0 --agents heuristic          # three heuristic players
-    python -m pcr_env.play --agents random heuristic ppo:pretrained --episode round --seed 7
-    python -m pcr_env.play --players 6 --no-passing --agents heuristic
-    python -m pcr_env.play --agents heuristic --replays runs/my_games   # keep a replay of the game
+    python -m agents.play --seat 0 --agents heuristic          # three heuristic players
+    python -m agents.play --agents random heuristic ppo:pretrained --episode round --seed 7
+    python -m agents.play --players 6 --no-passing --agents heuristic
+    python -m agents.play --agents heuristic --replays runs/my_games   # keep a replay of the game
 
 You see exactly what your seat may see (RULES.md, "What no player sees"): the
-table is drawn from your observation through :func:`pcr_env.decode_observation`,
+table is drawn from your observation by :func:`pcr_env.render.render_view`,
 never from the engine's hidden state. Other players' passes and the declarer's
 discards are announced without the cards. Type a card (``10H``, ``qs``, ``TD``),
 a bid (``8``, ``bid 8``, ``pass``) or a trump suit (``S``, ``spades``); ``help``
@@ -14,9 +14,12 @@ lists what is legal now and ``quit`` leaves. Anything illegal is refused with a
 hint (e.g. "you must follow H").
 
 The same loop is importable: :func:`play_game` takes ``input_fn``/``output_fn``
-so a script (or a test) can drive it.
+so a script (or a test) can drive it. The other seats are agent specs or agent
+objects, built and seeded by :func:`agents.registry.make_agents` (seat ``s`` of a game
+with ``--seed S`` is seeded ``derive_seed(S, s)``); ``--replays DIR`` keeps each game
+as a replay record (:mod:`pcr_env.replay`).
 
->>> from pcr_env.play import parse_move
+>>> from agents.play import parse_move
 >>> import numpy as np
 >>> mask = np.zeros(70, np.int8); mask[[52 + 7, 65]] = 1  # bid 8 or no bid
 >>> parse_move("bid 8", mask), parse_move("pass", mask)
@@ -35,16 +38,18 @@ from typing import Any
 
 import numpy as np
 
-from .actions import BID_BASE, MAX_BID, NUM_ACTIONS, PASS_BID, TRUMP_BASE, bid_action, describe_action
-from .cards import NUM_CARDS, RANKS, SUITS, card_str, parse_card, suit_of
-from .config import RulesConfig
-from .engine import PassDirection, Phase
-from .observation import ObservationView, decode_observation
-from .replay import VIEWER_FILE, GameRecorder, load_replays, write_viewer
+from pcr_env.actions import BID_BASE, MAX_BID, NUM_ACTIONS, PASS_BID, TRUMP_BASE, bid_action, describe_action
+from pcr_env.cards import NUM_CARDS, SUITS, card_str, parse_card
+from pcr_env.config import RulesConfig
+from pcr_env.engine import Phase
+from pcr_env.observation import ObservationView, decode_observation
+from pcr_env.pass_cut_run_v0 import raw_env
+from pcr_env.render import SUIT_NAMES, cards_text, hand_text, legal_moves, move_word, render_view, seat_names
+from pcr_env.replay import VIEWER_FILE, GameRecorder, load_replays, write_viewer
+from pcr_env.seating import per_seat
 
-SUIT_NAMES = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
-_DIRECTION = {PassDirection.PARTNER: "to your partner", PassDirection.LEFT: "to the left",
-              PassDirection.RIGHT: "to the right", PassDirection.NONE: "no passing"}
+from .base import Agent
+from .registry import make_agents, spec_label
 
 
 class IllegalInput(ValueError):
@@ -53,105 +58,6 @@ class IllegalInput(ValueError):
 
 class Quit(Exception):
     """The player asked to leave (or input ended)."""
-
-
-# ----------------------------------------------------------------- names
-def seat_names(seat: int, players: int) -> list[str]:
-    """Names of the absolute seats as ``seat`` sees them: ``You``, ``Left (seat 1)``, ``Partner (seat 2)`` ..."""
-    if players == 4:
-        rel = ["You", "Left", "Partner", "Right"]
-    else:  # R9.3: teammates every other seat
-        rel = ["You", "Left", "Left partner", "Across", "Right partner", "Right"]
-    return [rel[(s - seat) % players] + ("" if s == seat else f" (seat {s})") for s in range(players)]
-
-
-def _direction(direction: PassDirection, players: int) -> str:
-    if direction == PassDirection.PARTNER and players == 6:
-        return "to your left partner"  # R9.3: the teammate two seats to the left
-    return _DIRECTION[direction]
-
-
-def hand_text(cards: Sequence[int]) -> str:
-    """Cards grouped by suit, strongest first: ``S: A K 4   H: 10 7 ...``."""
-    parts = []
-    for s in reversed(range(4)):
-        ranks = [RANKS[c % 13] for c in sorted((c for c in cards if suit_of(c) == s), reverse=True)]
-        parts.append(f"{SUITS[s]}: {' '.join(ranks) if ranks else '-'}")
-    return "   ".join(parts)
-
-
-def _cards(cards: Sequence[int]) -> str:
-    return " ".join(card_str(c) for c in cards) if cards else "-"
-
-
-# --------------------------------------------------------------- the table
-def format_table(obs: Mapping[str, np.ndarray] | np.ndarray, seat: int) -> str:
-    """The table as ``seat`` sees it (its observation only), as readable text.
-
-    ``obs`` is the env's observation dict (with ``action_mask``: legal moves are
-    listed) or the bare observation vector.
-    """
-    view = decode_observation(obs)
-    n = view.players
-    names = seat_names(seat, n)
-    rel = [names[(seat + k) % n] for k in range(n)]  # relative seat k -> name
-    us, them = view.scores
-    lines = [
-        f"Phase {view.phase.name.lower()}  ·  dealer {rel[view.dealer]}  ·  passing {_direction(view.pass_direction, n)}  "
-        f"·  score us {us}, them {them} (target {view.target})"
-        + (f"  ·  redeal {view.redeals}" if view.redeals else "")
-    ]
-    bids = []
-    for k in range(n):
-        b = view.bids[k]
-        bids.append(f"{rel[k]} {'-' if b is None else 'pass' if b == 0 else b}")
-    lines.append("Bids: " + "  ·  ".join(bids))
-    if view.contract is not None and view.phase not in (Phase.PASS, Phase.BID):
-        trump = "?" if view.trump is None else f"{SUITS[view.trump]} ({SUIT_NAMES[SUITS[view.trump]]})"
-        side = "us" if view.declarer % 2 == 0 else "them"
-        run_team, run_len = view.run
-        run = "-" if run_team is None else f"{'us' if run_team == 0 else 'them'} x{run_len}"
-        lines.append(
-            f"Contract {view.contract} by {rel[view.declarer]} ({side}), trump {trump}  ·  "
-            f"tricks us {view.team_tricks[0]}, them {view.team_tricks[1]}  ·  run {run}"
-        )
-    elif view.contract is not None:
-        lines.append(f"Highest bid {view.contract} by {rel[view.declarer]}")
-    if view.phase == Phase.PLAY:
-        on = [(k, view.trick[k]) for k in range(n) if view.trick[k] is not None]
-        if on:
-            leader = view.trick_leader
-            order = sorted(on, key=lambda kc: (kc[0] - leader) % n)
-            led = SUITS[view.led_suit] if view.led_suit is not None else "?"
-            lines.append("Trick: " + "  ".join(f"{rel[k]} {card_str(c)}" for k, c in order) + f"   (led {led})")
-        else:
-            lines.append(f"Trick {len(view.trick_winners) + 1}: nothing played yet")
-    if view.passed:
-        lines.append(f"Your pass: {_cards(view.passed)}" + (f"   received: {_cards(view.received)}" if view.received else ""))
-    if view.discarded:
-        lines.append(f"You discarded: {_cards(view.discarded)}")
-    lines.append(f"Your hand ({len(view.hand)}): {hand_text(view.hand)}")
-    legal = _legal(obs)
-    if legal:
-        lines.append("Legal: " + " ".join(_move_word(a) for a in legal))
-    return "\n".join(lines)
-
-
-def _legal(obs: Any) -> list[int]:
-    if not isinstance(obs, Mapping) or "action_mask" not in obs:
-        return []
-    return [int(a) for a in np.flatnonzero(obs["action_mask"])]
-
-
-def _move_word(action: int) -> str:
-    """What to type for ``action``."""
-    if action < NUM_CARDS:
-        return card_str(action)
-    if action == PASS_BID:
-        return "pass"
-    if action < PASS_BID:
-        return str(action - BID_BASE + 1)
-    return SUITS[action - TRUMP_BASE]
 
 
 # ----------------------------------------------------------------- input
@@ -172,7 +78,7 @@ def parse_move(text: str, mask: np.ndarray, view: ObservationView | None = None)
 
 
 def _legal_hint(legal: list[int]) -> str:
-    return "legal now: " + " ".join(_move_word(a) for a in legal)
+    return "legal now: " + " ".join(move_word(a) for a in legal)
 
 
 def _parse_card_move(words: list[str], mask: np.ndarray, legal: list[int], view: ObservationView | None) -> int:
@@ -195,7 +101,7 @@ def _parse_card_move(words: list[str], mask: np.ndarray, legal: list[int], view:
         raise IllegalInput(f"you do not hold {card_str(card)}: your hand is {hand_text(view.hand)}")
     if view is not None and view.phase == Phase.PLAY and view.led_suit is not None:
         led = SUITS[view.led_suit]
-        raise IllegalInput(f"you must follow {led} ({SUIT_NAMES[led]}): you can play {_cards(legal)} (R6.2)")
+        raise IllegalInput(f"you must follow {led} ({SUIT_NAMES[led]}): you can play {cards_text(legal)} (R6.2)")
     raise IllegalInput(f"{card_str(card)} is not legal now: {_legal_hint(legal)}")
 
 
@@ -232,7 +138,7 @@ HELP = """Commands: a card (10H, qs, TD), a bid (8, 'bid 8', 'pass'), a trump su
 # ----------------------------------------------------------------- the game
 def play_game(
     seat: int = 0,
-    agents: Sequence[str | Any] | Mapping[int, str | Any] | str = "heuristic",
+    agents: str | Agent | Sequence[str | Agent] | Mapping[int, str | Agent] = "heuristic",
     *,
     rules: RulesConfig | Mapping[str, Any] | None = None,
     episode: str = "game",
@@ -244,38 +150,30 @@ def play_game(
     """Play one episode with a person at ``seat``; the other seats are ``agents``.
 
     ``agents`` is one spec/agent for every other seat, one per other seat in
-    seat order, or ``{seat: spec}``. Returns ``{"scores": [us, them],
+    seat order, or ``{seat: spec}`` (:func:`agents.registry.make_agents`, which
+    also seeds them from ``seed``). Returns ``{"scores": [us, them],
     "rounds": [...round results...], "quit": bool, "truncated": bool}``, plus
     ``"replay"`` (the record's path) when ``replays`` names a directory: the game
     is then saved there as a replay record and ``index.html`` (every record in that
     directory, :mod:`pcr_env.replay`) is rebuilt.
     """
-    from .gym_env import _other_specs, _resolve, _rules_config
-    from .pass_cut_run_v0 import raw_env
-
-    config = _rules_config(rules, {})
+    config = _rules(rules)
     n = config.players
     if not (isinstance(seat, int) and 0 <= seat < n):
         raise ValueError(f"seat {seat!r} is not allowed: allowed a seat 0..{n - 1}")
     others = tuple(s for s in range(n) if s != seat)
-    specs = _other_specs(agents, others)
+    # Each seat's agent is seeded from the game's seed: the same --seed replays the same opponents.
+    players = make_agents(agents, others, seed=seed, rules=config, name="agents")
+    specs = per_seat(agents, others, name="agents")  # what each seat was given, for its label
     env = raw_env(episode=episode, reward="score_diff", **config.to_dict())
     env.reset(seed=seed)
-    # Each seat's agent gets its own seed from the game's seed: the same --seed replays the same opponents.
-    seeds = np.random.SeedSequence(seed).generate_state(n) if seed is not None else [None] * n
-    players = {}
-    for s in others:
-        players[s] = _resolve(specs[s], None if seeds[s] is None else int(seeds[s]), config)
-        if seeds[s] is not None and callable(getattr(players[s], "reset", None)):
-            players[s].reset(int(seeds[s]))
     names = seat_names(seat, n)
     me = env.possible_agents[seat]
     out = output_fn
     recorder = None
     if replays is not None:
-        labels = [f"you (seat {s})" if s == seat else (specs[s] if isinstance(specs[s], str) else type(specs[s]).__name__)
-                  for s in range(n)]
-        recorder = GameRecorder(config, seats=labels, meta={"source": "python -m pcr_env.play", "seed": seed,
+        labels = [f"you (seat {s})" if s == seat else spec_label(specs[s]) for s in range(n)]
+        recorder = GameRecorder(config, seats=labels, meta={"source": "python -m agents.play", "seed": seed,
                                                              "episode": episode, "human_seat": seat})
 
     def finish(summary: dict[str, Any]) -> dict[str, Any]:
@@ -285,7 +183,7 @@ def play_game(
         return summary
 
     out(f"Pass Cut Run: you are seat {seat} (team {seat % 2}); partners: seats {[s for s in range(n) if s % 2 == seat % 2 and s != seat]}.")
-    out("  ".join(f"{names[s]}: {specs[s] if isinstance(specs[s], str) else type(specs[s]).__name__}" for s in others))
+    out("  ".join(f"{names[s]}: {spec_label(specs[s])}" for s in others))
     out(HELP)
     rounds: list[dict] = []
     last_result = None
@@ -301,10 +199,10 @@ def play_game(
         if current == seat:
             view = decode_observation(obs)
             if phase == Phase.BID and view.received and not shown_received:
-                out(f"You received: {_cards(view.received)}")
+                out(f"You received: {cards_text(view.received)}")
                 shown_received = True
             out("")
-            out(format_table(obs, seat))
+            out(render_view(obs, seat))
             try:
                 action = _ask(obs, view, input_fn, out, seat)
             except Quit:
@@ -358,6 +256,16 @@ def play_game(
     return finish({"scores": [us, them], "rounds": rounds, "quit": False, "truncated": truncated})
 
 
+def _rules(rules: RulesConfig | Mapping[str, Any] | None) -> RulesConfig:
+    if rules is None:
+        return RulesConfig()
+    if isinstance(rules, RulesConfig):
+        return rules
+    if isinstance(rules, Mapping):
+        return RulesConfig.from_mapping(rules)
+    raise ValueError(f"rules must be a RulesConfig or a mapping of its fields, not {type(rules).__name__}")
+
+
 def _save_replay(record: dict[str, Any], directory: str | Path) -> Path:
     """Write ``record`` as a new JSON file in ``directory`` and rebuild its viewer with every record there."""
     out = Path(directory)
@@ -391,10 +299,10 @@ def _ask(obs: Mapping[str, np.ndarray], view: ObservationView, input_fn: Callabl
             raise Quit
         if word in ("h", "help", "?"):
             out(HELP)
-            out(_legal_hint(_legal(obs)))
+            out(_legal_hint(legal_moves(obs)))
             continue
         if word in ("t", "table"):
-            out(format_table(obs, seat))
+            out(render_view(obs, seat))
             continue
         try:
             return parse_move(text, obs["action_mask"], view)
@@ -438,7 +346,7 @@ def _round_summary(result: Mapping[str, Any], seat: int, names: list[str]) -> st
 
 # ------------------------------------------------------------------- CLI
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m pcr_env.play", description="Play Pass Cut Run in a terminal against agents.")
+    p = argparse.ArgumentParser(prog="python -m agents.play", description="Play Pass Cut Run in a terminal against agents.")
     p.add_argument("--seat", type=int, default=0, help="your seat (0..players-1); partners are seat±2")
     p.add_argument("--agents", nargs="+", default=["heuristic"], metavar="SPEC",
                    help="agent specs for the other seats: one for all, or one per other seat in seat order "

@@ -1,0 +1,126 @@
+"""``search:<base spec>``: decision-time search with a base policy (``search:ppo:pretrained``, ``search:heuristic``).
+
+At a decision with more than one legal action the agent
+
+1. samples ``worlds`` complete deals consistent with its own observation (:mod:`agents.worlds`;
+   the engine's hidden state is never read);
+2. plays every candidate action in every world, then lets the **base policy play every seat**
+   to the end of the round, all ``candidates x worlds`` games in one batched engine
+   (:meth:`pcr_env.vector.VectorEnv.set_games`, one ``act_batch`` call per step);
+3. picks the candidate with the best mean **round score difference** of its team under the real
+   scoring (R7 runs and R8 contracts: the batched engine's ``score_diff`` reward at the round's
+   end). Every candidate is tried on the same worlds (common random numbers), so differences
+   between candidates are not drowned by the luck of the deal.
+
+Candidates are every legal action, except in the passing phase (R3), where they are the base
+policy's ``pass_candidates`` most likely picks when it exposes probabilities
+(``action_probabilities``, as the PPO agent does), else its pick and the other legal cards in
+rank order, up to ``pass_candidates``. Forced moves (one legal action) are played at once.
+
+Budget (``worlds``, ``pass_candidates``): a decision costs about ``candidates x worlds`` round
+rollouts; ``benchmarks/search_cost.py`` measures milliseconds per decision for each setting.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pcr_env.cards import rank_of
+from pcr_env.config import RulesConfig
+from pcr_env.engine import Phase
+from pcr_env.observation import decode_observation
+from pcr_env.vector import VectorEnv
+
+from .base import Agent, BaseAgent
+
+
+class SearchAgent(BaseAgent):
+    """Base-policy rollouts over sampled worlds at every decision (see the module docstring)."""
+
+    name = "search"
+
+    def __init__(self, base: Agent, rules: RulesConfig | None = None, *, seed: int | None = None, worlds: int = 16,
+                 pass_candidates: int = 3, source: str = ""):
+        super().__init__(seed)
+        if not (isinstance(worlds, int) and worlds >= 1):
+            raise ValueError(f"search worlds={worlds!r} is not allowed: allowed an integer >= 1")
+        if not (isinstance(pass_candidates, int) and pass_candidates >= 1):
+            raise ValueError(f"search pass_candidates={pass_candidates!r} is not allowed: allowed an integer >= 1")
+        self.base, self.rules = base, rules or getattr(base, "rules", None) or RulesConfig()
+        self.worlds, self.pass_candidates, self.source = worlds, pass_candidates, source
+        self._envs: dict[int, VectorEnv] = {}
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        if hasattr(self, "base"):
+            self.base.reset(int(self.rng.integers(2**63)))
+
+    def get_state(self) -> dict[str, Any]:
+        return {**super().get_state(), "base": self.base.get_state()}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        super().set_state(state)
+        if "base" in state:
+            self.base.set_state(state["base"])
+
+    def __repr__(self) -> str:
+        return f"SearchAgent({self.source or self.base!r}, worlds={self.worlds}, seed={self.seed!r})"
+
+    # ------------------------------------------------------------------ acting
+    def act(self, obs: dict[str, np.ndarray]) -> int:
+        mask = np.asarray(obs["action_mask"])
+        legal = np.flatnonzero(mask)
+        if len(legal) == 0:
+            raise ValueError("action_mask has no legal action")
+        if len(legal) == 1:
+            return int(legal[0])
+        candidates = self._candidates(obs, legal)
+        if len(candidates) == 1:
+            return int(candidates[0])
+        values = self.evaluate(obs, candidates)
+        return int(candidates[int(np.argmax(values))])
+
+    def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return np.array([self.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks)], np.int64)
+
+    def _candidates(self, obs: dict[str, np.ndarray], legal: np.ndarray) -> np.ndarray:
+        if decode_observation(obs).phase != Phase.PASS or len(legal) <= self.pass_candidates:
+            return legal
+        probs = getattr(self.base, "action_probabilities", None)
+        if probs is not None:
+            p = np.asarray(probs(np.asarray(obs["observation"])[None], np.asarray(obs["action_mask"])[None]))[0]
+            order = legal[np.argsort(-p[legal], kind="stable")]
+            return np.sort(order[: self.pass_candidates])
+        pick = int(self.base.act(obs))
+        others = sorted((int(c) for c in legal if c != pick), key=rank_of)
+        return np.array([pick, *others[: self.pass_candidates - 1]])
+
+    def evaluate(self, obs: dict[str, np.ndarray], candidates: np.ndarray) -> np.ndarray:
+        """Mean round score difference of the acting team for each candidate, over the same sampled worlds."""
+        from .worlds import sample_worlds
+
+        worlds = sample_worlds(obs, self.rules, self.rng, self.worlds)
+        seat = worlds[0].current
+        n = len(candidates) * len(worlds)
+        envs = self._envs.get(n)
+        if envs is None:
+            envs = self._envs[n] = VectorEnv(n, seed=0, episode="round", reward="score_diff", **self.rules.to_dict())
+        envs.set_games([w for _ in candidates for w in worlds])
+        actions = np.repeat(np.asarray(candidates, np.int64), len(worlds))
+        totals = np.zeros(n)
+        done = np.zeros(n, bool)
+        while True:
+            obs_b, masks_b, _, rewards, dones, _ = envs.step(actions)
+            totals[~done] += rewards[~done, seat]
+            done |= dones
+            if done.all():
+                break
+            actions = masks_b.argmax(1).astype(np.int64)  # finished games restarted: any legal move will do
+            live = np.flatnonzero(~done)
+            actions[live] = self.base.act_batch(obs_b[live], masks_b[live])
+        return totals.reshape(len(candidates), len(worlds)).mean(1)
+
+
+__all__ = ["SearchAgent"]

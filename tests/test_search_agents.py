@@ -1,0 +1,125 @@
+"""Decision-time search (agents/search.py, ``search:<base>``) and the double-dummy reference (agents/pimc.py,
+``pimc``): they read only their observation, search picks its best candidate over common worlds, pimc's
+double-dummy values agree with hand-checked positions, and short matches of each run through evaluate()."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.evaluation import evaluate
+from agents.registry import make_agent
+from agents.search import SearchAgent
+from pcr_env import engine as E
+from pcr_env import pass_cut_run_v0
+from pcr_env.cards import mask_of, parse_cards
+from pcr_env.config import RulesConfig
+from pcr_env.observation import encode_observation
+
+from conftest import require_library
+
+
+def _decision(seed: int, phase: E.Phase):
+    """The first real decision of ``phase`` in a seeded heuristic round: (observation dict, acting seat, state)."""
+    heuristic = make_agent("heuristic", seed=seed)
+    env = pass_cut_run_v0.raw_env(episode="round", first_dealer=0)
+    env.reset(seed=seed)
+    for name in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        if env.game.phase == phase and obs["action_mask"].sum() > 1:
+            return obs, env.agent_name_mapping[name], env.game
+        env.step(heuristic.act(obs))
+    raise AssertionError(f"no {phase.name} decision")
+
+
+def test_search_chooses_the_best_candidate_over_the_same_worlds():
+    obs, _, _ = _decision(3, E.Phase.PLAY)
+    agent = SearchAgent(make_agent("heuristic", seed=0), RulesConfig(), seed=5, worlds=4)
+    legal = np.flatnonzero(obs["action_mask"])
+    values = SearchAgent(make_agent("heuristic", seed=0), RulesConfig(), seed=5, worlds=4).evaluate(obs, legal)
+    assert values.shape == (len(legal),) and np.isfinite(values).all()
+    assert agent.act(obs) == legal[int(np.argmax(values))]  # same seed: the same worlds, the same choice
+
+
+@pytest.mark.parametrize("phase", [E.Phase.PASS, E.Phase.BID, E.Phase.PLAY])
+def test_search_reads_only_its_observation(phase):
+    """Swapping two other seats' hidden cards (same observation for the actor) changes nothing."""
+    obs, seat, state = _decision(11, phase)
+    other = [s for s in range(4) if s != seat]
+    changed = state.copy()
+    a, b = other[0], other[1]
+    for suit in range(4):  # swap one card of a suit both hold, if any, keeping hand sizes and voids
+        ca = [c for c in range(suit * 13, suit * 13 + 13) if changed.hands[a] >> c & 1 and not changed.passed[seat] >> c & 1]
+        cb = [c for c in range(suit * 13, suit * 13 + 13) if changed.hands[b] >> c & 1 and not changed.passed[seat] >> c & 1]
+        if ca and cb:
+            changed.hands[a] ^= (1 << ca[0]) | (1 << cb[0])
+            changed.hands[b] ^= (1 << ca[0]) | (1 << cb[0])
+            break
+    assert changed.hands != state.hands
+    assert np.array_equal(encode_observation(changed, seat), obs["observation"])
+    first = SearchAgent(make_agent("heuristic", seed=0), RulesConfig(), seed=9, worlds=3).act(obs)
+    again = SearchAgent(make_agent("heuristic", seed=0), RulesConfig(), seed=9, worlds=3).act(
+        {"observation": encode_observation(changed, seat), "action_mask": obs["action_mask"]})
+    assert first == again
+
+
+def test_search_agent_plays_a_duplicate_match():
+    agent = SearchAgent(make_agent("heuristic", seed=0), RulesConfig(), seed=0, worlds=2)
+    result = evaluate([agent, "heuristic"], deals=1, seed=4, progress=False)
+    assert result.pairs[0].deals == 1
+
+
+def test_the_search_spec_names_its_base_and_checks_it():
+    agent = make_agent("search:heuristic", seed=0)
+    assert isinstance(agent, SearchAgent) and "heuristic" in repr(agent)
+    with pytest.raises(ValueError, match="unknown agent spec 'wizard'"):
+        make_agent("search:wizard", seed=0)
+
+
+# ----------------------------------------------------------------------------- pimc
+@pytest.fixture(scope="module")
+def pimc():
+    require_library("endplay")
+    from agents import pimc as module
+
+    return module
+
+
+def _position(hands: dict[int, str], trick: list[tuple[int, str]], trump: int, current: int) -> E.GameState:
+    state = E.new_game(RulesConfig(), np.random.default_rng(0), dealer=3)
+    state.phase, state.trump, state.declarer, state.high_bid, state.current = E.Phase.PLAY, trump, 0, 7, current
+    state.hands = [mask_of(parse_cards(hands.get(s, ""))) for s in range(4)]
+    state.trick = [(s, parse_cards(c)[0]) for s, c in trick]
+    return state
+
+
+def test_double_dummy_card_values_of_a_hand_checked_ending(pimc):
+    # Two cards each, spades trump (suit 3); seat 0 to lead. AS and KS take both tricks for the even team.
+    state = _position({0: "AS 2H", 1: "3C 4C", 2: "KS 3H", 3: "5C 6C"}, [], trump=3, current=0)
+    values = pimc.card_values(state)
+    assert values == {parse_cards("AS")[0]: 2, parse_cards("2H")[0]: 2}
+    # Seat 1 on a trick led with the 2H: it cannot win anything (no hearts, no trumps).
+    state = _position({0: "AS", 1: "3C 4C", 2: "KS 3H", 3: "5C 6C"}, [(0, "2H")], trump=3, current=1)
+    assert set(pimc.card_values(state).values()) == {0}
+
+
+def test_declarer_tricks_count_a_solid_trump_suit(pimc):
+    spades = " ".join(f"{r}S" for r in ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A"))
+    hands = {0: spades, 1: " ".join(f"{r}H" for r in ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")),
+             2: " ".join(f"{r}D" for r in ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")),
+             3: " ".join(f"{r}C" for r in ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A"))}
+    state = _position(hands, [], trump=3, current=0)
+    tricks = pimc.declarer_tricks(state, 0)
+    assert tricks[3] == 13 and tricks[0] < 13  # spades trump: all 13; clubs trump: West ruffs the spades
+
+
+def test_pimc_plays_a_duplicate_match_and_refuses_six_players(pimc):
+    from agents.pimc import PIMCAgent
+
+    result = evaluate([PIMCAgent(seed=0, worlds=2, bid_worlds=1), "heuristic"], deals=1, seed=2, progress=False)
+    assert result.pairs[0].deals == 1
+    with pytest.raises(ValueError, match="four-player tables only"):
+        PIMCAgent(rules=RulesConfig(players=6))
