@@ -71,7 +71,7 @@ test-tianshou: $(TS_VENV)/.installed
 plot: $(VENV)/.installed-notebook
 	$(PY) -m agents.curves $(RUN_DIR) -o $(RUN_DIR)/curves.png
 
-bench: $(VENV)/.installed-dev
+bench: $(VENV)/.installed-bench
 	$(PY) benchmarks/env_throughput.py
 	$(PY) benchmarks/vector_throughput.py
 	$(PY) benchmarks/eval_throughput.py
