@@ -59,6 +59,7 @@ import copy
 import math
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -1046,6 +1047,16 @@ def _spawned(rank: int, cfg: Config, run_dir: Path, resume: dict[str, Any] | Non
     # torch.multiprocessing hands every worker the same shared-memory tensors. Optimizer.load_state_dict
     # keeps them as they are, so without a private copy the workers would update one Adam state twice.
     train(workers, cfg, run_dir, copy.deepcopy(resume), max_iterations, quiet)
+    _exit_worker()
+
+
+def _exit_worker() -> None:
+    """End a worker process that finished cleanly without the interpreter's teardown, where gloo's
+    background threads can still abort the process (``terminate called without an active exception``)
+    after all work is done and saved."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -1144,6 +1155,8 @@ def main_torchrun(args: argparse.Namespace) -> None:
         train(workers, cfg, run_dir, resume, args.max_iterations, args.quiet or not workers.is_main)
     except (TrainingError, ValueError) as err:
         raise SystemExit(f"train.py: error: {err}") from None
+    if workers.world_size > 1:
+        _exit_worker()
 
 
 if __name__ == "__main__":

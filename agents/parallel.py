@@ -121,7 +121,10 @@ class Workers:
             dist.barrier()
 
     def close(self) -> None:
+        """Leave the group once every worker is done: a barrier first, so no collective is still in
+        flight on a peer when the group is torn down (gloo aborts the process otherwise)."""
         if self.world_size > 1 and dist.is_initialized():
+            dist.barrier()
             dist.destroy_process_group()
 
 
