@@ -970,14 +970,15 @@ class Trainer:
         self.log.advance(int(totals["decisions"]), self.last_eval)
 
     # ---------------------------------------------------------------- the whole run
+    def stop_requested(self, done_this_call: int, max_iterations: int | None) -> bool:
+        """Ctrl-C on any worker, or ``--max-iterations`` reached (collective: every worker agrees)."""
+        return self.workers.any(self.interrupt.requested) or (max_iterations is not None
+                                                               and done_this_call >= max_iterations)
+
     def run(self, max_iterations: int | None) -> None:
         cfg = self.cfg
         dpi = self.decisions_per_iteration
         done_this_call = 0
-
-        def stop_requested() -> bool:
-            return self.workers.any(self.interrupt.requested) or (max_iterations is not None
-                                                                   and done_this_call >= max_iterations)
 
         stopped = False
         if self.bc_done < self.bc_iterations:
@@ -985,7 +986,7 @@ class Trainer:
         while self.bc_done < self.bc_iterations:
             self.warm_start_iteration()
             done_this_call += 1
-            if stop_requested():
+            if self.stop_requested(done_this_call, max_iterations):
                 stopped = True
                 break
         if not stopped and self.iteration == 0 and len(self.pool) == 0:
@@ -995,7 +996,7 @@ class Trainer:
         while not stopped and self.iteration < self.num_iterations:
             self.ppo_iteration()
             done_this_call += 1
-            stop = stop_requested()
+            stop = self.stop_requested(done_this_call, max_iterations)
             if self.iteration % cfg.checkpoint_every == 0 or self.iteration == self.num_iterations or stop:
                 self.save_latest("interrupted" if self.interrupt.requested else "stopped" if stop else "scheduled")
             if stop:

@@ -311,6 +311,19 @@ class PPOAgent(BaseAgent):
 
     @torch.no_grad()
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        logits = self._logits(obs, masks)
+        if self.greedy:
+            actions = logits.argmax(-1)
+        else:
+            actions = sample_actions(log_probs(logits), self.generator)
+        return actions.cpu().numpy().astype(np.int64)
+
+    @torch.no_grad()
+    def action_probabilities(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The policy's probability of every action ``[N, 70]`` (0 for illegal ones), e.g. for a search's candidates."""
+        return log_probs(self._logits(obs, masks)).exp().cpu().numpy()
+
+    def _logits(self, obs: np.ndarray, masks: np.ndarray) -> torch.Tensor:
         obs, masks = np.asarray(obs), np.asarray(masks)
         if obs.ndim != 2 or masks.shape != (len(obs), NUM_ACTIONS):
             raise ValueError(f"act_batch expects observations [N, {self.obs_dim}] and masks [N, {NUM_ACTIONS}], "
@@ -324,12 +337,7 @@ class PPOAgent(BaseAgent):
             raise ValueError(f"action_mask rows {np.flatnonzero(empty).tolist()} have no legal action")
         x = torch.as_tensor(obs, dtype=torch.float32, device=self.device)
         m = torch.as_tensor(legal, device=self.device)
-        logits = self.model.masked_logits(x, m)
-        if self.greedy:
-            actions = logits.argmax(-1)
-        else:
-            actions = sample_actions(log_probs(logits), self.generator)
-        return actions.cpu().numpy().astype(np.int64)
+        return self.model.masked_logits(x, m)
 
     def __repr__(self) -> str:
         return f"PPOAgent({self.source!r}, greedy={self.greedy}, seed={self.seed!r})"

@@ -123,3 +123,15 @@ def test_pimc_plays_a_duplicate_match_and_refuses_six_players(pimc):
     assert result.pairs[0].deals == 1
     with pytest.raises(ValueError, match="four-player tables only"):
         PIMCAgent(rules=RulesConfig(players=6))
+
+
+def test_search_with_a_ppo_base_tries_the_policys_most_likely_passes():
+    obs, _, _ = _decision(5, E.Phase.PASS)
+    base = make_agent("ppo:pretrained", seed=0)
+    agent = SearchAgent(base, RulesConfig(), seed=0, worlds=2, pass_candidates=3)
+    probs = base.action_probabilities(obs["observation"][None], obs["action_mask"][None])[0]
+    legal = np.flatnonzero(obs["action_mask"])
+    assert probs[legal].sum() == pytest.approx(1.0, abs=1e-5) and probs[np.flatnonzero(obs["action_mask"] == 0)].sum() == 0
+    candidates = agent._candidates(obs, legal)
+    assert sorted(candidates.tolist()) == sorted(legal[np.argsort(-probs[legal], kind="stable")[:3]].tolist())
+    assert agent.act(obs) in candidates
