@@ -8,7 +8,7 @@ spec               agent
 ``heuristic``      rule-based player (:class:`agents.heuristic.HeuristicAgent`)
 ``ppo:PATH``       a trained PPO policy loaded from a checkpoint (:func:`agents.ppo.load_ppo_agent`,
                    imported on demand: it needs torch); ``ppo:pretrained`` is the shipped one
-``search:SPEC``    decision-time search with the base policy ``SPEC`` (:mod:`agents.search`),
+``search:SPEC``    decision-time search with the base policy ``SPEC`` (:mod:`agents.search`, 64 worlds),
                    e.g. ``search:ppo:pretrained``, ``search:heuristic``
 ``pimc``           double-dummy reference opponent, four players (:mod:`agents.pimc`, ``pimc`` extra)
 =================  ===============================================================

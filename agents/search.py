@@ -41,7 +41,7 @@ class SearchAgent(BaseAgent):
 
     name = "search"
 
-    def __init__(self, base: Agent, rules: RulesConfig | None = None, *, seed: int | None = None, worlds: int = 16,
+    def __init__(self, base: Agent, rules: RulesConfig | None = None, *, seed: int | None = None, worlds: int = 64,
                  pass_candidates: int = 3, phases: tuple[str, ...] = ("pass", "bid", "trump", "discard", "play"),
                  threshold: float = 1.0, source: str = ""):
         super().__init__(seed)
