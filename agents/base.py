@@ -25,17 +25,8 @@ An agent sees only what its seat sees: the observation vector (read with
 memory between calls (the observation holds the round's whole public record),
 so one instance may play both seats of a partnership.
 
-Agents are built from a short spec string (:mod:`agents.registry`) so every tool accepts the same names:
-
-=================  ===============================================================
-spec               agent
-=================  ===============================================================
-``random``         uniform over the legal actions (:class:`agents.random_agent.RandomAgent`)
-``greedy``         wins each trick as cheaply as it can, naive bids (:class:`agents.greedy.GreedyAgent`)
-``heuristic``      rule-based player (:class:`agents.heuristic.HeuristicAgent`)
-``ppo:PATH``       a trained PPO policy loaded from a checkpoint (``agents.ppo``);
-                   ``ppo:pretrained`` is the checkpoint shipped with the package
-=================  ===============================================================
+Agents are built from short spec strings (``"heuristic"``, ``"ppo:pretrained"``, ``"search:ppo:pretrained"``)
+by :mod:`agents.registry`, whose docstring lists them, so every tool accepts the same names.
 
 >>> from agents.random_agent import RandomAgent
 >>> import numpy as np

@@ -36,7 +36,7 @@ from pcr_env.config import RulesConfig
 from pcr_env.engine import GameState, Phase
 from pcr_env.observation import decode_observation
 
-from .base import BaseAgent
+from .base import BaseAgent, legal_actions
 
 _RANK_CHARS = "23456789TJQKA"
 _PBN_SUITS = (3, 2, 1, 0)  # a PBN hand lists spades, hearts, diamonds, clubs; our suits are C D H S = 0..3
@@ -125,10 +125,7 @@ class PIMCAgent(BaseAgent):
         _solver()  # fail at construction, not at the first card
 
     def act(self, obs: dict[str, np.ndarray]) -> int:
-        mask = np.asarray(obs["action_mask"])
-        legal = np.flatnonzero(mask)
-        if len(legal) == 0:
-            raise ValueError("action_mask has no legal action")
+        legal = legal_actions(obs["action_mask"])
         if len(legal) == 1:
             return int(legal[0])
         view = decode_observation(obs)

@@ -33,7 +33,7 @@ from pcr_env.engine import Phase
 from pcr_env.observation import decode_observation
 from pcr_env.vector import VectorEnv
 
-from .base import Agent, BaseAgent
+from .base import Agent, BaseAgent, legal_actions
 
 
 class SearchAgent(BaseAgent):
@@ -76,10 +76,7 @@ class SearchAgent(BaseAgent):
 
     # ------------------------------------------------------------------ acting
     def act(self, obs: dict[str, np.ndarray]) -> int:
-        mask = np.asarray(obs["action_mask"])
-        legal = np.flatnonzero(mask)
-        if len(legal) == 0:
-            raise ValueError("action_mask has no legal action")
+        legal = legal_actions(obs["action_mask"])
         if len(legal) == 1:
             return int(legal[0])
         if decode_observation(obs).phase not in self.phases:  # a phase left to the base policy
