@@ -5,7 +5,7 @@
 |---|---|
 | Actions | Discrete |
 | Parallel API | No |
-| Manual control | No (see `python -m pcr_env.play`) |
+| Manual control | No (see `python -m agents.play`) |
 | Render modes | `ansi`, `human` (text), `rgb_array` (720 x 960 x 3 picture) |
 | Agents | `agents = ['player_0', 'player_1', 'player_2', 'player_3']` (six with `players=6`) |
 | Action shape | Discrete(70) |
