@@ -169,10 +169,9 @@ def validate_resume_checkpoint(ckpt: dict[str, Any]) -> None:
 
 
 def remove_leftovers(checkpoints: Path) -> None:
-    """Temporary files a killed run left behind: half-written checkpoints, evaluation copies."""
+    """Temporary files a killed run left behind (half-written checkpoints; the in-training evaluation
+    plays the live network and writes no file)."""
     checkpoint_io.remove_stale_temporaries(checkpoints)
-    for p in checkpoints.glob(".eval-*.pt"):
-        p.unlink(missing_ok=True)
 
 
 __all__ = ["TrainingError", "GracefulInterrupt", "WorkerState", "worker_snapshot", "restore_worker", "RESUMABLE_KEYS", "check_resume_changes", "resume_advice",

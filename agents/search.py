@@ -44,12 +44,13 @@ class SearchAgent(BaseAgent):
     def __init__(self, base: Agent, rules: RulesConfig | None = None, *, seed: int | None = None, worlds: int = 64,
                  pass_candidates: int = 3, phases: tuple[str, ...] = ("pass", "bid", "trump", "discard", "play"),
                  threshold: float = 1.0, source: str = ""):
+        self.base = base  # before BaseAgent.__init__, whose reset re-seeds the base too
         super().__init__(seed)
         if not (isinstance(worlds, int) and worlds >= 1):
             raise ValueError(f"search worlds={worlds!r} is not allowed: allowed an integer >= 1")
         if not (isinstance(pass_candidates, int) and pass_candidates >= 1):
             raise ValueError(f"search pass_candidates={pass_candidates!r} is not allowed: allowed an integer >= 1")
-        self.base, self.rules = base, rules or getattr(base, "rules", None) or RulesConfig()
+        self.rules = rules or getattr(base, "rules", None) or RulesConfig()
         unknown = sorted(set(phases) - {"pass", "bid", "trump", "discard", "play"})
         if unknown:
             raise ValueError(f"search phases {unknown} are not phases: allowed pass, bid, trump, discard, play")
@@ -60,8 +61,7 @@ class SearchAgent(BaseAgent):
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
-        if hasattr(self, "base"):
-            self.base.reset(int(self.rng.integers(2**63)))
+        self.base.reset(int(self.rng.integers(2**63)))
 
     def get_state(self) -> dict[str, Any]:
         return {**super().get_state(), "base": self.base.get_state()}
@@ -79,10 +79,11 @@ class SearchAgent(BaseAgent):
         legal = legal_actions(obs["action_mask"])
         if len(legal) == 1:
             return int(legal[0])
-        if decode_observation(obs).phase not in self.phases:  # a phase left to the base policy
-            return int(self.base.act(obs))
+        phase = decode_observation(obs).phase
         blueprint = int(self.base.act(obs))
-        candidates = self._candidates(obs, legal)
+        if phase not in self.phases:  # a phase left to the base policy
+            return blueprint
+        candidates = self._candidates(obs, legal, phase, blueprint)
         if blueprint not in candidates:
             candidates = np.sort(np.append(candidates, blueprint))
         if len(candidates) == 1:
@@ -90,8 +91,8 @@ class SearchAgent(BaseAgent):
         return int(self.choose(candidates, self.rollout_values(obs, candidates), blueprint))
 
     def choose(self, candidates: np.ndarray, values: np.ndarray, blueprint: int) -> int:
-        """The candidate with the best mean, if it beats the base policy's own choice by more than
-        ``threshold`` standard errors of the paired difference over the worlds; else the base's choice.
+        """The candidate whose paired difference to the base policy's own choice (over the same worlds)
+        has the highest mean minus ``threshold`` standard errors, if that is above 0; else the base's choice.
 
         Round scores vary by tens of points from world to world, so with a few dozen worlds most
         differences between candidates are noise: deviating on noise alone makes play worse (the
@@ -106,17 +107,16 @@ class SearchAgent(BaseAgent):
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         return np.array([self.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks)], np.int64)
 
-    def _candidates(self, obs: dict[str, np.ndarray], legal: np.ndarray) -> np.ndarray:
-        if decode_observation(obs).phase != Phase.PASS or len(legal) <= self.pass_candidates:
+    def _candidates(self, obs: dict[str, np.ndarray], legal: np.ndarray, phase: Phase, blueprint: int) -> np.ndarray:
+        if phase != Phase.PASS or len(legal) <= self.pass_candidates:
             return legal
         probs = getattr(self.base, "action_probabilities", None)
         if probs is not None:
             p = np.asarray(probs(np.asarray(obs["observation"])[None], np.asarray(obs["action_mask"])[None]))[0]
             order = legal[np.argsort(-p[legal], kind="stable")]
             return np.sort(order[: self.pass_candidates])
-        pick = int(self.base.act(obs))
-        others = sorted((int(c) for c in legal if c != pick), key=rank_of)
-        return np.array([pick, *others[: self.pass_candidates - 1]])
+        others = sorted((int(c) for c in legal if c != blueprint), key=rank_of)
+        return np.array([blueprint, *others[: self.pass_candidates - 1]])
 
     def evaluate(self, obs: dict[str, np.ndarray], candidates: np.ndarray) -> np.ndarray:
         """Mean round score difference of the acting team for each candidate, over the same sampled worlds."""

@@ -35,13 +35,26 @@ def _decision(seed: int, phase: E.Phase):
     raise AssertionError(f"no {phase.name} decision")
 
 
-def test_search_chooses_the_best_candidate_over_the_same_worlds():
+def test_search_acts_by_its_deviation_rule_over_the_same_worlds():
     obs, _, _ = _decision(3, E.Phase.PLAY)
-    agent = SearchAgent(make_agent("heuristic", seed=0), RulesConfig(), seed=5, worlds=4)
     legal = np.flatnonzero(obs["action_mask"])
-    values = SearchAgent(make_agent("heuristic", seed=0), RulesConfig(), seed=5, worlds=4).evaluate(obs, legal)
-    assert values.shape == (len(legal),) and np.isfinite(values).all()
-    assert agent.act(obs) == legal[int(np.argmax(values))]  # same seed: the same worlds, the same choice
+    agent = SearchAgent(make_agent("heuristic", seed=0), RulesConfig(), seed=5, worlds=4)
+    twin = SearchAgent(make_agent("heuristic", seed=0), RulesConfig(), seed=5, worlds=4)
+    blueprint = int(twin.base.act(obs))
+    values = twin.rollout_values(obs, legal)
+    assert values.shape == (len(legal), 4) and np.isfinite(values).all()
+    assert agent.act(obs) == twin.choose(legal, values, blueprint)  # same seed: the same worlds, the same choice
+
+
+def test_the_deviation_rule_leaves_the_base_only_for_a_clear_gain():
+    agent = SearchAgent(make_agent("heuristic", seed=0), RulesConfig(), seed=0, worlds=4)
+    candidates = np.array([3, 7, 9])
+    base = np.array([0.0, 10.0, -5.0, 5.0])
+    clear = np.stack([base, base + 4.0, base - 1.0])  # 7 beats 3 in every world
+    assert agent.choose(candidates, clear, blueprint=3) == 7
+    noisy = np.stack([base, base + np.array([30.0, -28.0, 25.0, -26.0]), base])  # +0.25 on average, huge spread
+    assert agent.choose(candidates, noisy, blueprint=3) == 3
+    assert agent.choose(candidates, np.stack([base, base - 2.0, base - 1.0]), blueprint=3) == 3
 
 
 @pytest.mark.parametrize("phase", [E.Phase.PASS, E.Phase.BID, E.Phase.PLAY])
@@ -132,6 +145,6 @@ def test_search_with_a_ppo_base_tries_the_policys_most_likely_passes():
     probs = base.action_probabilities(obs["observation"][None], obs["action_mask"][None])[0]
     legal = np.flatnonzero(obs["action_mask"])
     assert probs[legal].sum() == pytest.approx(1.0, abs=1e-5) and probs[np.flatnonzero(obs["action_mask"] == 0)].sum() == 0
-    candidates = agent._candidates(obs, legal)
+    candidates = agent._candidates(obs, legal, E.Phase.PASS, int(base.act(obs)))
     assert sorted(candidates.tolist()) == sorted(legal[np.argsort(-probs[legal], kind="stable")[:3]].tolist())
     assert agent.act(obs) in candidates

@@ -82,10 +82,12 @@ def test_two_workers_train_through_batches_that_lack_a_phase(tmp_path, seed):
 
 
 # ----------------------------------------------------------------------------- exact resume
-def test_two_worker_resume_ends_with_the_same_weights(tmp_path):
+@pytest.mark.parametrize("warm_start", ["512", "0"])
+def test_two_worker_resume_ends_with_the_same_weights(tmp_path, warm_start):
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
-    run(["--config", SMOKE, "--run-dir", str(straight), "--set", "num_workers=2"])
-    run(["--config", SMOKE, "--run-dir", str(resumed), "--set", "num_workers=2", "--max-iterations", "3"])
+    common = ["--config", SMOKE, "--set", "num_workers=2", "--set", f"warmstart.decisions={warm_start}"]
+    run([*common, "--run-dir", str(straight)])
+    run([*common, "--run-dir", str(resumed), "--max-iterations", "3"])
     assert records(resumed)[-1]["reason"] == "stopped"
     run(["--resume", str(resumed)])
     assert same_weights(straight / "checkpoints" / "latest.pt", resumed / "checkpoints" / "latest.pt")
