@@ -7,6 +7,8 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 RUN_DIR ?= runs/default
+# The main job: about an hour on 2 cores. The full recipe of the shipped agent: make train CONFIG=configs/ppo_selfplay.yaml
+CONFIG ?= configs/ppo_hour.yaml
 DEALS ?= 2000
 
 TS_VENV ?= .venv-tianshou
@@ -41,7 +43,7 @@ EVALUATE = $(PY) evaluate.py --agents ppo:$(RUN_DIR)/checkpoints/best.pt heurist
 
 # dev = train (torch, pydantic, tensorboard, ...) + the test tools.
 train: $(VENV)/.installed-dev
-	$(PY) train.py --config configs/ppo_selfplay.yaml --run-dir $(RUN_DIR)
+	$(PY) train.py --config $(CONFIG) --run-dir $(RUN_DIR)
 	$(EVALUATE)
 
 # After an interruption (Ctrl-C, a kill, a reboot): continue RUN_DIR exactly, then evaluate it.

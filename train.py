@@ -61,6 +61,7 @@ import os
 import signal
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -310,6 +311,11 @@ class Config(BaseModel):
     """Seed of every random stream: games, weights, action sampling, opponent draws."""
     device: str = "auto"
     """``auto`` (CUDA when available, else CPU), ``cpu``, ``cuda`` or ``cuda:N``."""
+    precision: Literal["auto", "float32", "bfloat16"] = "auto"
+    """Precision of the network's matrix products while training (rollout forward passes and updates):
+    ``bfloat16`` is mixed precision (torch.autocast; weights, optimizer state, losses and gradients stay
+    float32), about twice as fast on a CPU with native bfloat16 (AVX512-BF16 or AMX) or a recent GPU;
+    ``auto`` picks it there and ``float32`` elsewhere. Evaluation and the saved agent always use float32."""
     num_workers: Int = 1
     """Data-parallel worker processes (one torch thread each); 2 uses both cores of a 2-core machine."""
     checkpoint_every: Int = 10
@@ -348,6 +354,33 @@ def load_config(path: str | None, overrides: list[str], base: dict[str, Any] | N
 
 
 # =========================================================================== helpers
+@dataclass(frozen=True)
+class Compute:
+    """Where the network runs and the precision of its matrix products (``Config.device``, ``Config.precision``)."""
+
+    device: torch.device
+    dtype: torch.dtype = torch.float32
+
+    def autocast(self) -> torch.autocast:
+        """Mixed precision around forward passes (a no-op in float32); take ``.float()`` of the outputs."""
+        return torch.autocast(self.device.type, dtype=self.dtype, enabled=self.dtype != torch.float32)
+
+
+def native_bfloat16(device: torch.device) -> bool:
+    """Whether bfloat16 matrix products are native (fast) on ``device``, not emulated."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    return device.type == "cpu" and torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported()
+
+
+def resolve_compute(device: str, precision: str) -> Compute:
+    """``Config.device`` and ``Config.precision`` resolved for this machine (``auto`` decided here)."""
+    dev = resolve_device(device)
+    if precision == "auto":
+        precision = "bfloat16" if native_bfloat16(dev) else "float32"
+    return Compute(dev, torch.bfloat16 if precision == "bfloat16" else torch.float32)
+
+
 def resolve_device(name: str) -> torch.device:
     """``auto``/``cpu``/``cuda``/``cuda:N``; under torchrun, plain ``cuda`` is the GPU of the process's
     ``LOCAL_RANK`` (one GPU per process on a machine with several)."""
@@ -362,7 +395,7 @@ def resolve_device(name: str) -> torch.device:
 
 # =========================================================================== collection
 def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueNorm, storage: SeatRollout,
-            opp: Opponents, pool: OpponentPool, device: torch.device, teacher: Any = None) -> dict[str, float]:
+            opp: Opponents, pool: OpponentPool, compute: Compute, teacher: Any = None) -> dict[str, float]:
     """Play ``num_steps`` steps of every game, storing the learner's decisions per seat.
 
     With a ``teacher`` (warm start) the teacher plays every seat and all decisions are stored.
@@ -402,7 +435,7 @@ def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueN
             playing = np.flatnonzero(~forced)
             if cfg.warmstart.play == "learner":
                 actions[playing] = _network_actions(model, value_norm, inputs[playing], legal_all[playing], ws.action_gen,
-                                                    device, obs_dim, central)[0]
+                                                    compute, obs_dim, central)[0]
                 act = teacher.act_batch(obs[rows], masks[rows])
             elif len(playing) == len(rows):
                 act = teacher.act_batch(obs[rows], masks[rows])
@@ -413,14 +446,19 @@ def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueN
             values = np.zeros(len(rows), np.float32)
         else:
             # ALGO LOGIC: the learner's seats act with the current network, one forward pass for all games.
-            act, logp, values = _network_actions(model, value_norm, stored_inputs, legal, ws.action_gen, device, obs_dim,
+            act, logp, values = _network_actions(model, value_norm, stored_inputs, legal, ws.action_gen, compute, obs_dim,
                                                  central)
         actions[rows] = act
         others = np.flatnonzero(~learner & ~forced)
+        n_baselines = len(opp.baselines)
         for oid in np.unique(opp.opponent[others]):
-            sel = others[opp.opponent[others] == oid]
-            agent = opp.baselines[oid] if oid < len(opp.baselines) else pool.agents[oid - len(opp.baselines)]
-            actions[sel] = agent.act_batch(obs[sel], masks[sel])
+            if oid < n_baselines:
+                sel = others[opp.opponent[others] == oid]
+                actions[sel] = opp.baselines[oid].act_batch(obs[sel], masks[sel])
+        snapshot_rows = others[opp.opponent[others] >= n_baselines]
+        if len(snapshot_rows):  # every snapshot's rows in one batched forward pass
+            actions[snapshot_rows] = pool.act_batch(opp.opponent[snapshot_rows] - n_baselines, obs[snapshot_rows],
+                                                    masks[snapshot_rows])
         storage.add(stored_inputs, legal, seats, stored, act, logp, values)
 
         ws.obs, ws.masks, ws.seats, rewards, dones, infos = ws.envs.step(actions)
@@ -462,16 +500,18 @@ def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueN
 
 
 def _network_actions(model: ActorCritic, value_norm: ValueNorm, inputs: np.ndarray, legal: np.ndarray,
-                     generator: torch.Generator, device: torch.device, obs_dim: int,
+                     generator: torch.Generator, compute: Compute, obs_dim: int,
                      central: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sampled actions, their log-probabilities and the value estimates, one forward pass for all rows."""
     with torch.no_grad():
-        x = torch.from_numpy(inputs).to(device)
-        m = torch.from_numpy(legal).to(device)
-        logp_all = log_probs(model.masked_logits(x[:, :obs_dim], m))
+        x = torch.from_numpy(inputs).to(compute.device)
+        m = torch.from_numpy(legal).to(compute.device)
+        with compute.autocast():
+            logits, value = model.masked_logits(x[:, :obs_dim], m), model.value(x if central else x[:, :obs_dim])
+        logp_all = log_probs(logits.float())
         a = sample_actions(logp_all, generator)
         logp = logp_all.gather(1, a[:, None]).squeeze(1).cpu().numpy()
-        values = value_norm.denormalize(model.value(x if central else x[:, :obs_dim])).cpu().numpy()
+        values = value_norm.denormalize(value.float()).cpu().numpy()
     return a.cpu().numpy(), logp, values
 
 
@@ -505,14 +545,14 @@ LOSS_STATS = ("policy_loss", "value_loss", "entropy", "old_approx_kl", "approx_k
 
 def ppo_update(cfg: Config, model: ActorCritic, value_norm: ValueNorm, optimizer: torch.optim.Optimizer,
                batch: dict[str, np.ndarray], workers: Workers, rng: np.random.Generator, ent_coef: float,
-               device: torch.device) -> dict[str, float]:
+               compute: Compute) -> dict[str, float]:
     """Clipped PPO epochs over one rollout; returns loss statistics over all workers.
 
     Every collective here has a shape fixed by the config, never by this worker's data: each
     worker runs the same number of minibatches (an empty one contributes zero gradients), and
     statistics travel as fixed-length vectors of sums and counts.
     """
-    p = cfg.ppo
+    p, device = cfg.ppo, compute.device
     n = len(batch["actions"])
     obs_dim, central = model.obs_dim, model.config.central_critic
     phase = batch["inputs"][batch["input_rows"], :len(Phase)].argmax(1)  # the observation starts with the phase one-hot
@@ -536,10 +576,11 @@ def ppo_update(cfg: Config, model: ActorCritic, value_norm: ValueNorm, optimizer
             x = t["inputs"].index_select(0, t["input_rows"][mb]).to(device)
             m = t["masks"][mb].to(device)
             a = t["actions"][mb].to(device)
-            logp_all = log_probs(model.masked_logits(x[:, :obs_dim], m))
+            with compute.autocast():
+                logits, newvalue = model.masked_logits(x[:, :obs_dim], m), model.value(x if central else x[:, :obs_dim])
+            logp_all, newvalue = log_probs(logits.float()), newvalue.float()
             newlogp = logp_all.gather(1, a[:, None]).squeeze(1)
             entropy = masked_entropy(logp_all, m)
-            newvalue = model.value(x if central else x[:, :obs_dim])
             logratio = newlogp - t["logprobs"][mb].to(device)
             ratio = logratio.exp()
             with torch.no_grad():
@@ -601,12 +642,12 @@ BC_STATS = ("loss", "accuracy", "value_loss", "entropy")
 
 def bc_update(cfg: Config, model: ActorCritic, value_norm: ValueNorm, optimizer: torch.optim.Optimizer,
               batch: dict[str, np.ndarray], workers: Workers, rng: np.random.Generator,
-              device: torch.device) -> dict[str, float]:
+              compute: Compute) -> dict[str, float]:
     """Warm start: cross-entropy on the teacher's actions, value regression on Monte-Carlo returns.
 
     Collectives have fixed shapes, as in :func:`ppo_update`; returns statistics over all workers.
     """
-    n = len(batch["actions"])
+    n, device = len(batch["actions"]), compute.device
     obs_dim, central = model.obs_dim, model.config.central_critic
     t = {k: torch.from_numpy(v) for k, v in batch.items()}
     returns_n = value_norm.normalize(t["returns"])
@@ -622,9 +663,11 @@ def bc_update(cfg: Config, model: ActorCritic, value_norm: ValueNorm, optimizer:
                 continue
             x = t["inputs"].index_select(0, t["input_rows"][mb]).to(device)
             m, a = t["masks"][mb].to(device), t["actions"][mb].to(device)
-            logp_all = log_probs(model.masked_logits(x[:, :obs_dim], m))
+            with compute.autocast():
+                logits, value = model.masked_logits(x[:, :obs_dim], m), model.value(x if central else x[:, :obs_dim])
+            logp_all = log_probs(logits.float())
             nll = -logp_all.gather(1, a[:, None]).squeeze(1).mean()
-            v_loss = 0.5 * ((model.value(x if central else x[:, :obs_dim]) - returns_n[mb].to(device)) ** 2).mean()
+            v_loss = 0.5 * ((value.float() - returns_n[mb].to(device)) ** 2).mean()
             loss = nll + cfg.ppo.vf_coef * v_loss
             loss.backward()
             workers.average_gradients(model.parameters())
@@ -709,7 +752,8 @@ class Trainer:
         self.workers = workers
         rank = workers.rank
         self.main = workers.is_main
-        self.device = device = resolve_device(cfg.device)
+        self.compute = resolve_compute(cfg.device, cfg.precision)
+        self.device = device = self.compute.device
         self.rules = rules = cfg.rules
         p = cfg.ppo
         local_envs = p.num_envs // cfg.num_workers
@@ -735,7 +779,7 @@ class Trainer:
         self.storage = SeatRollout(p.num_steps, local_envs, envs.n_players,
                                    envs.state_dim if cfg.network.central_critic else envs.obs_dim)
 
-        self.pool = OpponentPool(cfg.selfplay.pool_size, cfg.selfplay.pfsp_power)
+        self.pool = OpponentPool(cfg.selfplay.pool_size, cfg.selfplay.pfsp_power, self.compute.dtype)
         names = list(cfg.selfplay.opponents)
         weights = np.array([cfg.selfplay.opponents[k] for k in names], np.float64)
         baseline_names = [k for k in names if k not in ("self", "snapshot")]
@@ -762,9 +806,13 @@ class Trainer:
                           config_yaml=yaml.safe_dump(self.config_dict, sort_keys=False),
                           resume_log_bytes=training.get("log_bytes") if training else None,
                           resume_step=self.tb_step if training else None)
+        compute = {"device": str(self.compute.device), "precision": str(self.compute.dtype).removeprefix("torch."),
+                   "workers": workers.world_size}  # what "auto" resolved to on this machine
         if training is not None:
             self.log.record({"type": "resume", "iteration": self.iteration, "warmstart_iteration": self.bc_done,
-                             "decisions": self.decisions})
+                             "decisions": self.decisions, **compute})
+        else:
+            self.log.record({"type": "start", **compute})
         self.interrupt = GracefulInterrupt(announce=self.main)
         self.interrupt.install()
         self.last_eval = ""
@@ -887,7 +935,7 @@ class Trainer:
         """Behaviour cloning: the teacher plays every seat, the network learns its actions."""
         cfg, p = self.cfg, self.cfg.ppo
         start = time.time()
-        stats = collect(cfg, self.ws, self.model, self.value_norm, self.storage, self.opp, self.pool, self.device,
+        stats = collect(cfg, self.ws, self.model, self.value_norm, self.storage, self.opp, self.pool, self.compute,
                         teacher=self.teacher)
         _, mc_returns = compute_gae(self.storage.rewards, np.zeros_like(self.storage.values), self.storage.next_index,
                                     self.storage.resolved, p.gamma, 1.0)
@@ -895,7 +943,7 @@ class Trainer:
         if p.value_norm:
             update_value_norm(self.value_norm, batch["returns"], self.workers)
         out = bc_update(cfg, self.model, self.value_norm, self.bc_optimizer, batch, self.workers, self.ws.rng,
-                        self.device)
+                        self.compute)
         self.check_finite(f"warm start iteration {self.bc_done + 1}", out, BC_STATS)
         self.bc_done += 1
         decisions = self.workers.sum([stats["decisions"]])[0]
@@ -918,7 +966,7 @@ class Trainer:
         ent_coef = p.ent_coef if p.ent_coef_final is None else p.ent_coef + frac * (p.ent_coef_final - p.ent_coef)
 
         self.model.eval()
-        stats = collect(cfg, self.ws, self.model, self.value_norm, self.storage, self.opp, pool, self.device)
+        stats = collect(cfg, self.ws, self.model, self.value_norm, self.storage, self.opp, pool, self.compute)
         collect_seconds = time.time() - start
         # ALGO LOGIC: advantages along each seat's own trajectory.
         advantages, returns = compute_gae(self.storage.rewards, self.storage.values, self.storage.next_index,
@@ -928,7 +976,7 @@ class Trainer:
             update_value_norm(self.value_norm, batch["returns"], workers)
         self.model.train()
         losses = ppo_update(cfg, self.model, self.value_norm, self.optimizer, batch, workers, self.ws.rng, ent_coef,
-                            self.device)
+                            self.compute)
         self.check_finite(f"PPO iteration {self.iteration}", losses, LOSS_STATS)
         seconds = time.time() - start
 

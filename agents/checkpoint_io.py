@@ -73,7 +73,9 @@ def _feed(h: Any, obj: Any) -> None:
         for item in obj:
             _feed(h, item)
     elif isinstance(obj, torch.Tensor):
-        t = obj.detach().cpu().contiguous()
+        # A fresh copy: .contiguous() keeps odd strides of size-1 dimensions (e.g. an expanded
+        # optimizer step counter), which .view(uint8) refuses.
+        t = torch.empty(obj.shape, dtype=obj.dtype).copy_(obj.detach())
         h.update(f"T{t.dtype}{tuple(t.shape)}".encode())
         h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
     elif isinstance(obj, np.ndarray):

@@ -107,18 +107,25 @@ def agent_seed(seed: int, index: int, table: int, side: int) -> int:
 
 # ------------------------------------------------------------------------ playing
 def play_round(state: E.GameState, seat_agents: Sequence[Agent], rng: np.random.Generator,
-               names: Sequence[str] | None = None, recorder: GameRecorder | None = None) -> E.RoundResult | None:
+               names: Sequence[str] | None = None, recorder: GameRecorder | None = None,
+               clock: np.ndarray | None = None) -> E.RoundResult | None:
     """Play ``state`` to the end of its round; ``None`` if truncated by redeals (R4.4).
 
     Each agent sees only the acting seat's observation and mask. A ``recorder``
     (:class:`pcr_env.replay.GameRecorder`) sees every action before it is applied.
+    ``clock[seat]`` (``[decisions, seconds]``), if given, adds each ``act`` call's count and wall time.
     """
     obs = np.zeros(0, np.float32)
     while state.phase < E.Phase.ROUND_END:
         seat = state.current
         obs = encode_observation(state, seat)
         mask = E.legal_mask(state)
-        action = seat_agents[seat].act({"observation": obs, "action_mask": mask})
+        if clock is None:
+            action = seat_agents[seat].act({"observation": obs, "action_mask": mask})
+        else:
+            started = time.perf_counter()
+            action = seat_agents[seat].act({"observation": obs, "action_mask": mask})
+            clock[seat] += (1.0, time.perf_counter() - started)
         if not (isinstance(action, (int, np.integer)) and 0 <= action < NUM_ACTIONS and mask[action]):
             who = names[seat] if names else type(seat_agents[seat]).__name__
             raise RuntimeError(f"agent {who} at seat {seat} chose illegal action {action!r} in phase {state.phase.name}")
@@ -176,23 +183,25 @@ def _record(result: E.RoundResult, x_team: int, stats: tuple[SideStats, SideStat
 
 def play_table(rules: RulesConfig, deal: Deal, seat_agents: Sequence[Agent], x_team: int, episode: str,
                seed: int, stats: tuple[SideStats, SideStats], names: Sequence[str] | None = None,
-               recorder: GameRecorder | None = None) -> tuple[float, int | None, int, int]:
+               recorder: GameRecorder | None = None, clock: np.ndarray | None = None) -> tuple[float, int | None, int, int]:
     """One table of a duplicate deal. Returns ``(X margin, X won? (game), throw-ins, truncated)``.
 
-    A ``recorder`` records the table's game and is finished with its last state.
+    A ``recorder`` records the table's game and is finished with its last state; ``clock`` is
+    :func:`play_round`'s.
     """
     if recorder is None:
-        return _play_table(rules, deal, seat_agents, x_team, episode, seed, stats, names, None)
+        return _play_table(rules, deal, seat_agents, x_team, episode, seed, stats, names, None, clock=clock)
     final: list[E.GameState] = []
     try:
-        return _play_table(rules, deal, seat_agents, x_team, episode, seed, stats, names, recorder, final)
+        return _play_table(rules, deal, seat_agents, x_team, episode, seed, stats, names, recorder, final, clock)
     finally:
         recorder.finish(final[-1] if final else None)
 
 
 def _play_table(rules: RulesConfig, deal: Deal, seat_agents: Sequence[Agent], x_team: int, episode: str, seed: int,
                 stats: tuple[SideStats, SideStats], names: Sequence[str] | None, recorder: GameRecorder | None,
-                final: list[E.GameState] | None = None) -> tuple[float, int | None, int, int]:
+                final: list[E.GameState] | None = None,
+                clock: np.ndarray | None = None) -> tuple[float, int | None, int, int]:
     n = rules.players
     if episode == "round":
         rng = np.random.default_rng(deal.redeal_seed)
@@ -200,7 +209,7 @@ def _play_table(rules: RulesConfig, deal: Deal, seat_agents: Sequence[Agent], x_
                            hands=[list(h) for h in deal.hands], kitty=list(deal.kitty))
         if final is not None:
             final.append(state)
-        result = play_round(state, seat_agents, rng, names, recorder)
+        result = play_round(state, seat_agents, rng, names, recorder, clock)
         if result is None:
             return 0.0, None, state.redeals, 1
         _record(result, x_team, stats)
@@ -216,7 +225,7 @@ def _play_table(rules: RulesConfig, deal: Deal, seat_agents: Sequence[Agent], x_
                            hands=[list(h) for h in rd.hands], kitty=list(rd.kitty), scores=scores)
         if final is not None:
             final.append(state)
-        result = play_round(state, seat_agents, rng, names, recorder)
+        result = play_round(state, seat_agents, rng, names, recorder, clock)
         throw_ins += state.redeals
         if result is None:  # truncated by redeals: the game ends undecided
             return float(scores[x_team] - scores[1 - x_team]), None, throw_ins, 1
@@ -239,6 +248,7 @@ class ChunkResult:
     throw_ins: int
     truncated: int
     replays: list[dict[str, Any]] = field(default_factory=list)  # game records of the recorded deals
+    clock: tuple[tuple[float, float], tuple[float, float]] = ((0.0, 0.0), (0.0, 0.0))  # per side: decisions, seconds
 
 
 # Agents built from specs in this process, by (spec, side, rules): a checkpoint is loaded once per
@@ -284,6 +294,7 @@ def run_chunk(task: tuple) -> ChunkResult:
     diffs: list[float] = []
     games_won: list[int] = []
     throw_ins = truncated = 0
+    side_clock = np.zeros((2, 2))
     names = (spec_label(spec_x), spec_label(spec_y))
     for i in range(start, start + count):
         deal = make_deal(rules, seed, i)
@@ -302,7 +313,10 @@ def run_chunk(task: tuple) -> ChunkResult:
                     meta={"source": "duplicate evaluation", "name": f"pair{pair}-deal{i:04d}-{label}",
                           "pair": f"{label_x} vs {label_y}", "agent_a": label_x, "agent_b": label_y,
                           "agent_a_team": x_team, "deal": i, "table": label, "seed": seed, "episode": episode})
-            m, w, t, tr = play_table(rules, deal, seats, x_team, episode, seed, stats, seat_names, recorder)
+            clock = np.zeros((rules.players, 2))
+            m, w, t, tr = play_table(rules, deal, seats, x_team, episode, seed, stats, seat_names, recorder, clock)
+            side_clock[0] += clock[[s for s in range(rules.players) if s % 2 == x_team]].sum(0)
+            side_clock[1] += clock[[s for s in range(rules.players) if s % 2 != x_team]].sum(0)
             if recorder is not None:
                 replays.append(recorder.finish())
             margin += m
@@ -312,7 +326,8 @@ def run_chunk(task: tuple) -> ChunkResult:
         diffs.append(margin / 2.0)
         if episode == "game":
             games_won.append(won)
-    return ChunkResult(pair, start, diffs, games_won, stats, throw_ins, truncated, replays)
+    return ChunkResult(pair, start, diffs, games_won, stats, throw_ins, truncated, replays,
+                       (tuple(side_clock[0].tolist()), tuple(side_clock[1].tolist())))
 
 
 # ------------------------------------------------------------------------- results
@@ -347,12 +362,26 @@ class Rating:
 
 
 @dataclass
+class Timing:
+    """Wall time an agent spent choosing, over every decision it was asked for (forced ones included)."""
+
+    agent: str
+    decisions: int
+    seconds: float
+
+    @property
+    def ms_per_decision(self) -> float:
+        return 1000.0 * self.seconds / self.decisions if self.decisions else float("nan")
+
+
+@dataclass
 class EvaluationResult:
     config: dict[str, Any]
     pairs: list[PairResult]
     ratings: list[Rating]
     seconds: float
     replays: list[dict[str, Any]] = field(default_factory=list, repr=False)  # see evaluate(record_deals=...)
+    timing: list[Timing] = field(default_factory=list)  # per agent; like ``seconds``, not reproducible
 
     def pair(self, a: str, b: str) -> PairResult:
         for p in self.pairs:
@@ -368,7 +397,8 @@ class EvaluationResult:
                 d.pop("diffs")
             pairs.append(d)
         return {"config": self.config, "pairs": pairs, "ratings": [asdict(r) for r in self.ratings],
-                "seconds": self.seconds}
+                "seconds": self.seconds,
+                "timing": [{**asdict(t), "ms_per_decision": t.ms_per_decision} for t in self.timing]}
 
     def table(self) -> str:
         """The readable report: one line per pair, then the ratings."""
@@ -530,6 +560,11 @@ def evaluate(agents: Sequence[str | Agent], deals: int = 1000, seed: int = 0, ep
     elapsed = time.perf_counter() - started
     results = []
     wins = np.zeros((len(specs), len(specs)))
+    clock = np.zeros((len(specs), 2))
+    for c in chunks:
+        i, j = pair_list[c.pair]
+        clock[i] += c.clock[0]
+        clock[j] += c.clock[1]
     for p, (i, j) in enumerate(pair_list):
         mine = sorted((c for c in chunks if c.pair == p), key=lambda c: c.start)
         stats = (SideStats(), SideStats())
@@ -553,7 +588,9 @@ def evaluate(agents: Sequence[str | Agent], deals: int = 1000, seed: int = 0, ep
               "rules": rules_dict, "workers": workers, "duplicate": True,
               "score_difference": "mean over the two tables of (agent_a team score - agent_b team score)"}
     replays = [r for c in sorted(chunks, key=lambda c: (c.pair, c.start)) for r in c.replays]
-    return EvaluationResult(config=config, pairs=results, ratings=ratings, seconds=elapsed, replays=replays)
+    timing = [Timing(names[k], int(clock[k, 0]), float(clock[k, 1])) for k in range(len(specs))]
+    return EvaluationResult(config=config, pairs=results, ratings=ratings, seconds=elapsed, replays=replays,
+                            timing=timing)
 
 
 def _progress_bar(total: int, enabled: bool):
@@ -590,9 +627,14 @@ def format_table(result: EvaluationResult) -> str:
                 _f(p.b["run_bonus_per_round"])]
         rows.append(row)
     lines += _markdown(cols, rows)
+    ms = {t.agent: _f(t.ms_per_decision, 3 if t.ms_per_decision < 1 else 1) for t in result.timing}
     if result.ratings:
-        lines += ["", "Bradley-Terry ratings (Elo scale, fitted to all pairs' deal wins):", ""]
-        lines += _markdown(["agent", "rating", "± s.e."], [[r.agent, f"{r.elo:.0f}", f"{r.se:.0f}"] for r in result.ratings])
+        lines += ["", "Bradley-Terry ratings (Elo scale, fitted to all pairs' deal wins), and each agent's "
+                  "wall time per decision (one process):", ""]
+        lines += _markdown(["agent", "rating", "± s.e.", "ms/decision"],
+                           [[r.agent, f"{r.elo:.0f}", f"{r.se:.0f}", ms.get(r.agent, "-")] for r in result.ratings])
+    elif ms:
+        lines += ["", "Wall time per decision (one process): " + ", ".join(f"{a} {v} ms" for a, v in ms.items())]
     lines += ["", f"bid = share of rounds the side declared; made = share of its contracts made; tricks and runs = "
               f"per round. Time {result.seconds:.1f} s, {cfg['workers']} worker(s)."]
     return "\n".join(lines)
@@ -642,9 +684,11 @@ def write_outputs(result: EvaluationResult, out_dir: str | os.PathLike) -> dict[
             writer.writerow(base + [p.a[f] for f in SIDE_FIELDS] + [p.b[f] for f in SIDE_FIELDS])
     with paths["ratings"].open("w", newline="") as fh:
         writer = csv.writer(fh)
-        writer.writerow(["agent", "elo", "se"])
+        writer.writerow(["agent", "elo", "se", "decisions", "ms_per_decision"])
+        timing = {t.agent: t for t in result.timing}
         for r in result.ratings:
-            writer.writerow([r.agent, r.elo, r.se])
+            t = timing.get(r.agent)
+            writer.writerow([r.agent, r.elo, r.se, t.decisions if t else "", t.ms_per_decision if t else ""])
     paths["table"].write_text(result.table() + "\n")
     return paths
 

@@ -12,6 +12,11 @@ where ``p_j`` is the learner's estimated probability of winning a round against
 it (ties count one half, Laplace prior), so the learner meets the snapshots it
 struggles against more often; ``power = 0`` is uniform.
 
+:meth:`OpponentPool.act_batch` plays every snapshot's rows of a step in one batched forward
+pass over the pool's stacked weights (``torch.baddbmm``): ten small forward passes per step
+cost ten times the per-call overhead, which grew the rollout time by about a third once the pool
+was full. Each snapshot still samples with its own random stream.
+
 >>> import numpy as np
 >>> pool = OpponentPool(capacity=2, pfsp_power=2.0)
 >>> pool.add(object(), iteration=0), pool.add(object(), iteration=5)  # slots
@@ -24,26 +29,34 @@ struggles against more often; ``power = 0`` is uniform.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import torch
+from torch import nn
 
 from pcr_env.config import RulesConfig
 
-from .ppo import ActorCritic, PPOAgent
+from .ppo import MASKED_LOGIT, ActorCritic, PPOAgent, log_probs
 
 
 class OpponentPool:
-    """Up to ``capacity`` frozen policies (the newest replaces the oldest) with per-slot win statistics."""
+    """Up to ``capacity`` frozen policies (the newest replaces the oldest) with per-slot win statistics.
 
-    def __init__(self, capacity: int, pfsp_power: float):
-        self.capacity, self.pfsp_power = capacity, pfsp_power
+    ``dtype`` is the precision of :meth:`act_batch`'s matrix products: the trainer passes its own
+    (``Config.precision``), so snapshots play in the precision the learner's rollouts use.
+    """
+
+    def __init__(self, capacity: int, pfsp_power: float, dtype: torch.dtype = torch.float32):
+        self.capacity, self.pfsp_power, self.dtype = capacity, pfsp_power, dtype
         self.agents: list[Any] = []
         self.iterations: list[int] = []
         self.wins = np.zeros(capacity, np.float64)
         self.rounds = np.zeros(capacity, np.float64)
         self.next_slot = 0
+        self._stack: list[tuple[torch.Tensor, torch.Tensor, Callable[[torch.Tensor], torch.Tensor] | None]] | None = None
 
     def __len__(self) -> int:
         return len(self.agents)
@@ -58,7 +71,76 @@ class OpponentPool:
             self.agents[slot], self.iterations[slot] = agent, iteration
         self.wins[slot] = self.rounds[slot] = 0.0
         self.next_slot = (slot + 1) % self.capacity
+        self._stack = None  # rebuilt at the next act_batch
         return slot
+
+    def act_batch(self, slots: np.ndarray, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Actions for rows ``obs``/``masks``, row ``i`` played by the snapshot in ``slots[i]``.
+
+        The same policies and random streams as ``self.agents[slot].act_batch`` on each slot's rows
+        (in float32 the logits agree to float rounding), computed in one batched pass when every
+        snapshot is a CPU :class:`PPOAgent` with the same MLP shape; otherwise slot by slot.
+        """
+        slots = np.asarray(slots)
+        actions = np.empty(len(slots), np.int64)
+        present = np.unique(slots)
+        stack = self._stacked()
+        if stack is None:
+            for slot in present:
+                rows = np.flatnonzero(slots == slot)
+                actions[rows] = self.agents[slot].act_batch(obs[rows], masks[rows])
+            return actions
+        # Rows grouped by slot into a zero-padded [slots, widest group, obs_dim] block.
+        order = np.argsort(slots, kind="stable")
+        counts = np.bincount(slots, minlength=len(self.agents))
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        position = np.arange(len(slots)) - np.repeat(starts, counts)  # rank of each sorted row in its group
+        block = torch.zeros(len(self.agents), int(counts.max()), obs.shape[1], dtype=self.dtype)
+        sorted_slots = torch.from_numpy(slots[order])
+        sorted_pos = torch.from_numpy(position)
+        block[sorted_slots, sorted_pos] = torch.as_tensor(obs[order]).to(self.dtype)
+        with torch.no_grad():
+            h = block
+            for weight, bias, activation in stack:
+                h = torch.baddbmm(bias, h, weight)
+                if activation is not None:
+                    h = activation(h)
+            logits = h[sorted_slots, sorted_pos].float().masked_fill(
+                ~torch.as_tensor(masks[order], dtype=torch.bool), MASKED_LOGIT)
+            probs = log_probs(logits).exp()
+            sorted_rows = slots[order]
+            for slot in present:
+                sel = np.flatnonzero(sorted_rows == slot)
+                agent = self.agents[slot]
+                chosen = (probs[sel].argmax(-1) if agent.greedy
+                          else torch.multinomial(probs[sel], 1, generator=agent.generator).squeeze(-1))
+                actions[order[sel]] = chosen.numpy()
+        return actions
+
+    def _stacked(self) -> list[tuple[torch.Tensor, torch.Tensor, Callable[[torch.Tensor], torch.Tensor] | None]] | None:
+        """Per layer: weights ``[slots, in, out]``, biases ``[slots, 1, out]`` and the activation after
+        it, or ``None`` if the snapshots are not all CPU PPOAgents of one MLP shape."""
+        if self._stack is not None:
+            return self._stack
+        agents = self.agents
+        if not agents or not all(isinstance(a, PPOAgent) and a.device.type == "cpu" for a in agents):
+            return None
+        actors = [a.model.actor for a in agents]
+        shape = [(type(m), tuple(m.weight.shape) if isinstance(m, nn.Linear) else None) for m in actors[0]]
+        if any([(type(m), tuple(m.weight.shape) if isinstance(m, nn.Linear) else None) for m in actor] != shape
+               for actor in actors) or not all(t in (nn.Linear, nn.ReLU, nn.Tanh) for t, _ in shape):
+            return None
+        activations = {nn.ReLU: torch.relu, nn.Tanh: torch.tanh}
+        layers = []
+        modules = list(actors[0])
+        for i, module in enumerate(modules):
+            if isinstance(module, nn.Linear):
+                after = modules[i + 1] if i + 1 < len(modules) and not isinstance(modules[i + 1], nn.Linear) else None
+                weight = torch.stack([actor[i].weight.detach().t() for actor in actors]).to(self.dtype).contiguous()
+                bias = torch.stack([actor[i].bias.detach() for actor in actors])[:, None, :].to(self.dtype)
+                layers.append((weight, bias, activations[type(after)] if after is not None else None))
+        self._stack = layers
+        return layers
 
     def win_rates(self) -> np.ndarray:
         """Learner's estimated round-win probability against each stored snapshot."""

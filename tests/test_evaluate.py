@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ from agents import registry as agent_registry
 from agents.base import BaseAgent
 from agents.registry import register_agent
 from agents.heuristic import HeuristicAgent
+from agents.random_agent import RandomAgent
 from pcr_env import engine as E
 from pcr_env.actions import PASS_BID
 from pcr_env.config import RulesConfig
@@ -109,10 +111,30 @@ def test_same_seed_gives_identical_results_whatever_the_number_of_workers():
     one = ev.evaluate(["heuristic", "random"], deals=30, seed=5, progress=False, workers=1)
     two = ev.evaluate(["heuristic", "random"], deals=30, seed=5, progress=False, workers=2)
     again = ev.evaluate(["heuristic", "random"], deals=30, seed=5, progress=False, workers=1)
-    strip = lambda r: {k: v for k, v in r.to_dict().items() if k != "seconds"} | {"config": {**r.config, "workers": 0}}
+    strip = lambda r: ({k: v for k, v in r.to_dict().items() if k not in ("seconds", "timing")}  # wall times
+                       | {"config": {**r.config, "workers": 0}})
     assert strip(one) == strip(two) == strip(again)
     other = ev.evaluate(["heuristic", "random"], deals=30, seed=6, progress=False)
     assert other.pairs[0].diffs != one.pairs[0].diffs
+
+
+def test_each_agent_is_timed_over_every_decision_it_makes(tmp_path):
+    class Slow(RandomAgent):
+        name = "slow"
+
+        def act(self, obs):
+            time.sleep(0.002)
+            return super().act(obs)
+
+    result = ev.evaluate([Slow(seed=0), "random"], deals=3, seed=1, progress=False)
+    timing = {t.agent: t for t in result.timing}
+    # every decision of both tables: each side holds two seats per table, and each seat plays 13 cards
+    assert min(timing["slow"].decisions, timing["random"].decisions) >= 3 * 2 * 2 * 13
+    assert timing["slow"].ms_per_decision >= 2.0 > timing["random"].ms_per_decision
+    assert "ms/decision" in result.table()
+    paths = ev.write_outputs(result, tmp_path)
+    rows = {r["agent"]: r for r in csv.DictReader(paths["ratings"].read_text().splitlines())}
+    assert float(rows["slow"]["ms_per_decision"]) >= 2.0 and int(rows["slow"]["decisions"]) == timing["slow"].decisions
 
 
 def test_deals_are_seeded_cover_the_deck_and_balance_the_pass_directions():  # R2.2, R3.2

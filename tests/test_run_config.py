@@ -98,6 +98,18 @@ def test_every_variant_config_is_the_default_recipe_plus_its_rules():
     assert {k for k in recipe["ppo"] if recipe["ppo"][k] != drb["ppo"][k]} == {"reward_scale"}
 
 
+def test_the_main_job_is_the_full_recipe_with_a_shorter_schedule():
+    recipe = to_plain(train.load_config(str(ROOT / "configs" / "ppo_selfplay.yaml"), []))
+    hour = to_plain(train.load_config(str(ROOT / "configs" / "ppo_hour.yaml"), []))
+    differs = {f"{section}.{k}" for section in recipe if isinstance(recipe[section], dict)
+               for k in recipe[section] if recipe[section][k] != hour[section][k]}
+    assert differs == {"ppo.total_decisions", "eval.every", "eval.final_deals"}
+    assert {k for k in recipe if not isinstance(recipe[k], dict) and recipe[k] != hour[k]} == set()
+    assert hour["ppo"]["total_decisions"] < recipe["ppo"]["total_decisions"]
+    makefile = (ROOT / "Makefile").read_text()
+    assert "CONFIG ?= configs/ppo_hour.yaml" in makefile and "--config $(CONFIG)" in makefile
+
+
 def test_key_listing_covers_every_leaf_with_its_docstring():
     rows = {key: (tp, doc) for key, tp, doc in describe(train.Config)}
     assert rows["ppo.learning_rate"] == ("float", "Adam learning rate at the start of PPO.")

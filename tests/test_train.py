@@ -147,7 +147,7 @@ def test_forced_moves_are_not_stored_and_the_reward_reaches_the_previous_decisio
     storage = SeatRollout(70, 4, 4, envs.state_dim)
     pool = train.OpponentPool(2, 1.0)
     opp = train.Opponents(["self"], np.array([1.0]), [], [], np.full(4, -1), np.zeros(4, np.int64))
-    stats = train.collect(cfg, ws, model, train.ValueNorm(), storage, opp, pool, torch.device("cpu"))
+    stats = train.collect(cfg, ws, model, train.ValueNorm(), storage, opp, pool, train.Compute(torch.device("cpu")))
     assert stats["decisions"] == 280 and stats["rounds"] >= 1
     stored = storage.masks[storage.valid]
     assert (stored.sum(1) > 1).all()  # no forced move was stored
@@ -324,7 +324,7 @@ def test_expert_iteration_stores_only_the_teachers_labels_of_the_chosen_phases()
     opp = train.Opponents(["self"], np.array([1.0]), [], [], np.full(8, -1), np.zeros(8, np.int64))
     teacher = make_agent("heuristic", seed=0)
     stats = train.collect(cfg, ws, model, train.ValueNorm(), storage, opp, train.OpponentPool(2, 1.0),
-                          torch.device("cpu"), teacher=teacher)
+                          train.Compute(torch.device("cpu")), teacher=teacher)
     phases = storage.inputs[storage.valid][:, :len(Phase)].argmax(1)
     assert stats["learner_decisions"] == len(phases) > 0
     assert set(phases.tolist()) <= {Phase.BID, Phase.TRUMP} and Phase.BID in phases

@@ -53,8 +53,8 @@ def _update_with_uneven_batches(rank: int, init_file: str, out_dir: str) -> None
     batch = {"inputs": inputs, "input_rows": np.arange(n), "masks": masks, "actions": np.zeros(n, np.int64),
              "logprobs": np.full(n, -1.6, np.float32), "values": rng.normal(size=n).astype(np.float32),
              "advantages": rng.normal(size=n).astype(np.float32), "returns": rng.normal(size=n).astype(np.float32)}
-    out = train.ppo_update(cfg, model, train.ValueNorm(), opt, batch, workers, rng, 0.01, torch.device("cpu"))
-    bc = train.bc_update(cfg, model, train.ValueNorm(), opt, batch, workers, rng, torch.device("cpu"))
+    out = train.ppo_update(cfg, model, train.ValueNorm(), opt, batch, workers, rng, 0.01, train.Compute(torch.device("cpu")))
+    bc = train.bc_update(cfg, model, train.ValueNorm(), opt, batch, workers, rng, train.Compute(torch.device("cpu")))
     torch.save({"out": out, "bc": bc, "model": model.state_dict()}, os.path.join(out_dir, f"rank{rank}.pt"))
     workers.close()
 
@@ -336,6 +336,25 @@ def test_checksums_cover_every_value_and_type():
     assert checkpoint_io.content_digest(dict(reversed(list(base.items())))) == digest  # key order does not matter
     with pytest.raises(TypeError, match="cannot checksum a object"):
         checkpoint_io.content_digest({"x": object()})
+
+
+def test_checksums_take_tensors_of_any_layout():
+    # Adam's step counter after one step can be a size-1 tensor with stride 0 (a run stopped after
+    # its first iteration could not be saved); views, transposes and bfloat16 hash by value.
+    odd = torch.tensor([3], dtype=torch.long).expand(1)
+    assert odd.stride() == (0,) or odd.is_contiguous()
+    assert checkpoint_io.content_digest({"t": odd}) == checkpoint_io.content_digest({"t": torch.tensor([3])})
+    m = torch.arange(6.0).reshape(2, 3)
+    assert checkpoint_io.content_digest({"t": m.t()}) == checkpoint_io.content_digest({"t": m.t().contiguous()})
+    assert checkpoint_io.content_digest({"t": m.bfloat16()}) != checkpoint_io.content_digest({"t": m})
+
+
+def test_a_run_stopped_after_its_first_iteration_saves_and_resumes(tmp_path):
+    run_dir = tmp_path / "one"
+    run(["--config", SMOKE, "--run-dir", str(run_dir), "--max-iterations", "1"])
+    run(["--resume", str(run_dir), "--max-iterations", "1"])
+    steps = [r["type"] for r in records(run_dir) if r["type"] in ("warmstart", "iteration")]
+    assert steps == ["warmstart", "iteration"]  # the smoke config's one warm-start iteration, then PPO
 
 
 def test_rewinding_the_log_never_leaves_half_a_line(tmp_path):
