@@ -393,6 +393,16 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+def network_outputs(model: ActorCritic, compute: Compute, x: torch.Tensor, mask: torch.Tensor,
+                    central: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """Masked logits ``[B, A]`` and values ``[B]`` of input rows ``x`` (the observation, then the rest of the
+    state for a central critic), as float32; the matrix products run in ``compute``'s precision."""
+    obs = x[:, :model.obs_dim]
+    with compute.autocast():
+        logits, value = model.masked_logits(obs, mask), model.value(x if central else obs)
+    return logits.float(), value.float()
+
+
 # =========================================================================== collection
 def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueNorm, storage: SeatRollout,
             opp: Opponents, pool: OpponentPool, compute: Compute, teacher: Any = None) -> dict[str, float]:
@@ -404,7 +414,6 @@ def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueN
     n_envs = ws.envs.num_envs
     label_phases = sorted({int(Phase[name.upper()]) for name in cfg.warmstart.label_phases})
     central = model.config.central_critic
-    obs_dim = model.obs_dim
     scale = cfg.ppo.reward_scale
     stats = dict.fromkeys(opp.stat_keys(), 0.0)
     pool_wins = np.zeros(pool.capacity)
@@ -435,7 +444,7 @@ def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueN
             playing = np.flatnonzero(~forced)
             if cfg.warmstart.play == "learner":
                 actions[playing] = _network_actions(model, value_norm, inputs[playing], legal_all[playing], ws.action_gen,
-                                                    compute, obs_dim, central)[0]
+                                                    compute, central)[0]
                 act = teacher.act_batch(obs[rows], masks[rows])
             elif len(playing) == len(rows):
                 act = teacher.act_batch(obs[rows], masks[rows])
@@ -446,8 +455,7 @@ def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueN
             values = np.zeros(len(rows), np.float32)
         else:
             # ALGO LOGIC: the learner's seats act with the current network, one forward pass for all games.
-            act, logp, values = _network_actions(model, value_norm, stored_inputs, legal, ws.action_gen, compute, obs_dim,
-                                                 central)
+            act, logp, values = _network_actions(model, value_norm, stored_inputs, legal, ws.action_gen, compute, central)
         actions[rows] = act
         others = np.flatnonzero(~learner & ~forced)
         n_baselines = len(opp.baselines)
@@ -500,18 +508,16 @@ def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueN
 
 
 def _network_actions(model: ActorCritic, value_norm: ValueNorm, inputs: np.ndarray, legal: np.ndarray,
-                     generator: torch.Generator, compute: Compute, obs_dim: int,
-                     central: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                     generator: torch.Generator, compute: Compute, central: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sampled actions, their log-probabilities and the value estimates, one forward pass for all rows."""
     with torch.no_grad():
         x = torch.from_numpy(inputs).to(compute.device)
         m = torch.from_numpy(legal).to(compute.device)
-        with compute.autocast():
-            logits, value = model.masked_logits(x[:, :obs_dim], m), model.value(x if central else x[:, :obs_dim])
-        logp_all = log_probs(logits.float())
+        logits, value = network_outputs(model, compute, x, m, central)
+        logp_all = log_probs(logits)
         a = sample_actions(logp_all, generator)
         logp = logp_all.gather(1, a[:, None]).squeeze(1).cpu().numpy()
-        values = value_norm.denormalize(value.float()).cpu().numpy()
+        values = value_norm.denormalize(value).cpu().numpy()
     return a.cpu().numpy(), logp, values
 
 
@@ -554,7 +560,7 @@ def ppo_update(cfg: Config, model: ActorCritic, value_norm: ValueNorm, optimizer
     """
     p, device = cfg.ppo, compute.device
     n = len(batch["actions"])
-    obs_dim, central = model.obs_dim, model.config.central_critic
+    central = model.config.central_critic
     phase = batch["inputs"][batch["input_rows"], :len(Phase)].argmax(1)  # the observation starts with the phase one-hot
     t = {k: torch.from_numpy(v) for k, v in batch.items()}
     returns_n = value_norm.normalize(t["returns"])
@@ -576,9 +582,8 @@ def ppo_update(cfg: Config, model: ActorCritic, value_norm: ValueNorm, optimizer
             x = t["inputs"].index_select(0, t["input_rows"][mb]).to(device)
             m = t["masks"][mb].to(device)
             a = t["actions"][mb].to(device)
-            with compute.autocast():
-                logits, newvalue = model.masked_logits(x[:, :obs_dim], m), model.value(x if central else x[:, :obs_dim])
-            logp_all, newvalue = log_probs(logits.float()), newvalue.float()
+            logits, newvalue = network_outputs(model, compute, x, m, central)
+            logp_all = log_probs(logits)
             newlogp = logp_all.gather(1, a[:, None]).squeeze(1)
             entropy = masked_entropy(logp_all, m)
             logratio = newlogp - t["logprobs"][mb].to(device)
@@ -648,7 +653,7 @@ def bc_update(cfg: Config, model: ActorCritic, value_norm: ValueNorm, optimizer:
     Collectives have fixed shapes, as in :func:`ppo_update`; returns statistics over all workers.
     """
     n, device = len(batch["actions"]), compute.device
-    obs_dim, central = model.obs_dim, model.config.central_critic
+    central = model.config.central_critic
     t = {k: torch.from_numpy(v) for k, v in batch.items()}
     returns_n = value_norm.normalize(t["returns"])
     sums = np.zeros(len(BC_STATS))
@@ -663,11 +668,10 @@ def bc_update(cfg: Config, model: ActorCritic, value_norm: ValueNorm, optimizer:
                 continue
             x = t["inputs"].index_select(0, t["input_rows"][mb]).to(device)
             m, a = t["masks"][mb].to(device), t["actions"][mb].to(device)
-            with compute.autocast():
-                logits, value = model.masked_logits(x[:, :obs_dim], m), model.value(x if central else x[:, :obs_dim])
-            logp_all = log_probs(logits.float())
+            logits, value = network_outputs(model, compute, x, m, central)
+            logp_all = log_probs(logits)
             nll = -logp_all.gather(1, a[:, None]).squeeze(1).mean()
-            v_loss = 0.5 * ((value.float() - returns_n[mb].to(device)) ** 2).mean()
+            v_loss = 0.5 * ((value - returns_n[mb].to(device)) ** 2).mean()
             loss = nll + cfg.ppo.vf_coef * v_loss
             loss.backward()
             workers.average_gradients(model.parameters())

@@ -39,7 +39,7 @@ from torch import nn
 
 from pcr_env.config import RulesConfig
 
-from .ppo import MASKED_LOGIT, ActorCritic, PPOAgent, log_probs
+from .ppo import MASKED_LOGIT, ActorCritic, PPOAgent, log_probs, sample_actions
 
 
 class OpponentPool:
@@ -107,13 +107,12 @@ class OpponentPool:
                     h = activation(h)
             logits = h[sorted_slots, sorted_pos].float().masked_fill(
                 ~torch.as_tensor(masks[order], dtype=torch.bool), MASKED_LOGIT)
-            probs = log_probs(logits).exp()
             sorted_rows = slots[order]
-            for slot in present:
+            for slot in present:  # each snapshot chooses as its own act_batch does, with its own stream
                 sel = np.flatnonzero(sorted_rows == slot)
                 agent = self.agents[slot]
-                chosen = (probs[sel].argmax(-1) if agent.greedy
-                          else torch.multinomial(probs[sel], 1, generator=agent.generator).squeeze(-1))
+                group = logits[sel]
+                chosen = group.argmax(-1) if agent.greedy else sample_actions(log_probs(group), agent.generator)
                 actions[order[sel]] = chosen.numpy()
         return actions
 
@@ -126,9 +125,12 @@ class OpponentPool:
         if not agents or not all(isinstance(a, PPOAgent) and a.device.type == "cpu" for a in agents):
             return None
         actors = [a.model.actor for a in agents]
-        shape = [(type(m), tuple(m.weight.shape) if isinstance(m, nn.Linear) else None) for m in actors[0]]
-        if any([(type(m), tuple(m.weight.shape) if isinstance(m, nn.Linear) else None) for m in actor] != shape
-               for actor in actors) or not all(t in (nn.Linear, nn.ReLU, nn.Tanh) for t, _ in shape):
+
+        def layout(actor: nn.Module) -> list[tuple[type, Any]]:
+            return [(type(m), tuple(m.weight.shape) if isinstance(m, nn.Linear) else None) for m in actor]
+
+        shape = layout(actors[0])
+        if any(layout(actor) != shape for actor in actors) or not all(t in (nn.Linear, nn.ReLU, nn.Tanh) for t, _ in shape):
             return None
         activations = {nn.ReLU: torch.relu, nn.Tanh: torch.tanh}
         layers = []
