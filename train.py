@@ -100,6 +100,7 @@ from agents.run_state import (
     worker_snapshot,
 )
 from agents.selfplay import Opponents, OpponentPool, draw_opponents, round_outcome, snapshot_agent
+from agents.sparse_linear import SparseInputLinear, sparse_pays, sparse_rows
 from agents.training_log import RunLog
 from agents.run_config import SECTION, Bool, Float, Int, apply_overrides, describe, load_yaml, require, to_plain, validate
 from pcr_env.config import RulesConfig
@@ -397,7 +398,13 @@ def network_outputs(model: ActorCritic, compute: Compute, x: torch.Tensor, mask:
                     central: bool) -> tuple[torch.Tensor, torch.Tensor]:
     """Masked logits ``[B, A]`` and values ``[B]`` of input rows ``x`` (the observation, then the rest of the
     state for a central critic), as float32; the matrix products run in ``compute``'s precision."""
-    obs = x[:, :model.obs_dim]
+    if (compute.dtype == torch.float32 and sparse_pays(x)
+            and all(isinstance(net[0], SparseInputLinear) for net in (model.actor, model.critic))):
+        # Both first layers are sparse-aware (agents.sparse_linear): find the non-zeros once for both.
+        x = sparse_rows(x)
+        obs = x.leading_columns(model.obs_dim)
+    else:
+        obs = x[:, :model.obs_dim]
     with compute.autocast():
         logits, value = model.masked_logits(obs, mask), model.value(x if central else obs)
     return logits.float(), value.float()

@@ -52,6 +52,7 @@ from pcr_env.observation import observation_layout, state_layout
 from . import checkpoint_io
 from .base import BaseAgent
 from .run_config import require
+from .sparse_linear import SparseInputLinear, SparseRows
 
 MASKED_LOGIT = -1e8
 CHECKPOINT_FORMAT = "pcr-ppo"
@@ -93,10 +94,12 @@ def layer_init(layer: nn.Linear, std: float = math.sqrt(2), bias_const: float = 
 
 
 def mlp(in_dim: int, hidden: tuple[int, ...], out_dim: int, activation: str, out_std: float) -> nn.Sequential:
+    """The layers of an actor or critic; the first reads the (mostly zero) encoding, so it is sparse-aware."""
     act = {"relu": nn.ReLU, "tanh": nn.Tanh}[activation]
     layers: list[nn.Module] = []
-    for width in hidden:
-        layers += [layer_init(nn.Linear(in_dim, width)), act()]
+    for i, width in enumerate(hidden):
+        linear = SparseInputLinear if i == 0 else nn.Linear
+        layers += [layer_init(linear(in_dim, width)), act()]
         in_dim = width
     layers.append(layer_init(nn.Linear(in_dim, out_dim), std=out_std))
     return nn.Sequential(*layers)
@@ -114,12 +117,13 @@ class ActorCritic(nn.Module):
         self.actor = mlp(obs_dim, self.config.hidden_sizes, num_actions, self.config.activation, 0.01)
         self.critic = mlp(self.critic_dim, self.config.critic_hidden_sizes, 1, self.config.activation, 1.0)
 
-    def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """Logits ``[B, A]`` with illegal actions (``mask`` False) set to ``MASKED_LOGIT``."""
+    def masked_logits(self, obs: torch.Tensor | SparseRows, mask: torch.Tensor) -> torch.Tensor:
+        """Logits ``[B, A]`` with illegal actions (``mask`` False) set to ``MASKED_LOGIT``.
+        ``obs`` may be given by its non-zero entries (:func:`agents.sparse_linear.sparse_rows`)."""
         return self.actor(obs).masked_fill(~mask, MASKED_LOGIT)
 
-    def value(self, critic_input: torch.Tensor) -> torch.Tensor:
-        """Value ``[B]`` (in the units of the trainer's value normalisation)."""
+    def value(self, critic_input: torch.Tensor | SparseRows) -> torch.Tensor:
+        """Value ``[B]`` (in the units of the trainer's value normalisation); the input dense or sparse."""
         return self.critic(critic_input).squeeze(-1)
 
 

@@ -130,7 +130,7 @@ class OpponentPool:
             return [(type(m), tuple(m.weight.shape) if isinstance(m, nn.Linear) else None) for m in actor]
 
         shape = layout(actors[0])
-        if any(layout(actor) != shape for actor in actors) or not all(t in (nn.Linear, nn.ReLU, nn.Tanh) for t, _ in shape):
+        if any(layout(actor) != shape for actor in actors) or not all(issubclass(t, (nn.Linear, nn.ReLU, nn.Tanh)) for t, _ in shape):
             return None
         activations = {nn.ReLU: torch.relu, nn.Tanh: torch.tanh}
         layers = []
