@@ -45,6 +45,8 @@ class SparseRows(NamedTuple):
 
     def leading_columns(self, k: int) -> SparseRows:
         """The same rows restricted to columns ``[0, k)`` (``x[:, :k]``)."""
+        if k >= self.shape[1]:  # the whole row (the critic reads the observation alone): nothing to drop
+            return self
         keep = self.cols < k
         return SparseRows(self.rows[keep], self.cols[keep], self.values[keep], (self.shape[0], k))
 

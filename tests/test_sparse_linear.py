@@ -63,6 +63,7 @@ def test_given_non_zeros_and_leading_columns_equal_the_dense_slices():
     rows = sparse_rows(x)
     assert torch.equal(rows.dense(), x)
     assert torch.equal(rows.leading_columns(797).dense(), x[:, :797])
+    assert rows.leading_columns(x.shape[1]) is rows
     layer = SparseInputLinear(797, 16)
     torch.testing.assert_close(layer(rows.leading_columns(797)), _dense_copy(layer)(x[:, :797]), rtol=1e-5, atol=1e-5)
 
