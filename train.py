@@ -235,6 +235,9 @@ class WarmStartConfig(BaseModel):
     """Behaviour-clone the teacher on this many of its own decisions before PPO (0: no warm start)."""
     teacher: str = "heuristic"
     """Agent spec of the teacher; it plays every seat of the warm-start games."""
+    teacher_options: dict[str, Any] = Field(default_factory=dict)
+    """Keyword arguments of the teacher's factory, e.g. ``{worlds: 16, phases: [play]}`` for a ``search:``
+    teacher (its budget per label: ``benchmarks/search_cost.py``); an unknown one is a ``TypeError``."""
     epochs: Int = 2
     """Passes over each rollout of teacher decisions."""
     learning_rate: Float = 1e-3
@@ -320,7 +323,7 @@ class Config(BaseModel):
     num_workers: Int = 1
     """Data-parallel worker processes (one torch thread each); 2 uses both cores of a 2-core machine."""
     checkpoint_every: Int = 10
-    """Write checkpoints/latest.pt every this many iterations (and always at the end or on Ctrl-C)."""
+    """Write checkpoints/latest.pt every this many iterations, warm-start ones included (and always at the end or on Ctrl-C)."""
     rules: RulesConfig = Field(default_factory=RulesConfig)
     """Rules of the games (pcr_env.RulesConfig fields: players, passing, double_run_bonus, bidding, ...)."""
     network: NetworkConfig = Field(default_factory=NetworkConfig)
@@ -657,7 +660,8 @@ def bc_update(cfg: Config, model: ActorCritic, value_norm: ValueNorm, optimizer:
               compute: Compute) -> dict[str, float]:
     """Warm start: cross-entropy on the teacher's actions, value regression on Monte-Carlo returns.
 
-    Collectives have fixed shapes, as in :func:`ppo_update`; returns statistics over all workers.
+    Collectives have fixed shapes, as in :func:`ppo_update`; returns statistics over all workers and their
+    number of labelled decisions (``labels``; the statistics are NaN when it is 0).
     """
     n, device = len(batch["actions"]), compute.device
     central = model.config.central_critic
@@ -688,8 +692,9 @@ def bc_update(cfg: Config, model: ActorCritic, value_norm: ValueNorm, optimizer:
                 sums += len(mb) * np.array([nll.item(), (logp_all.argmax(1) == a).float().mean().item(), v_loss.item(),
                                             masked_entropy(logp_all, m).mean().item()])
             weight += len(mb)
-    total = workers.sum(np.concatenate([sums, [weight]]))
-    return {name: float(v / total[-1]) if total[-1] else float("nan") for name, v in zip(BC_STATS, total[:-1])}
+    total = workers.sum(np.concatenate([sums, [weight, n]]))
+    out = {name: float(v / total[-2]) if total[-2] else float("nan") for name, v in zip(BC_STATS, total[:-2])}
+    return {**out, "labels": float(total[-1])}
 
 
 # =========================================================================== evaluation
@@ -800,7 +805,8 @@ class Trainer:
                      for i, spec in enumerate(baseline_names)]
         self.opp = Opponents(names, weights / weights.sum(), baselines, baseline_names,
                              np.full(local_envs, -1, np.int64), np.zeros(local_envs, np.int64))
-        self.teacher = (make_agent(cfg.warmstart.teacher, seed=stream_seed(cfg.seed, 5, rank), rules=rules)
+        self.teacher = (make_agent(cfg.warmstart.teacher, seed=stream_seed(cfg.seed, 5, rank), rules=rules,
+                                   **cfg.warmstart.teacher_options)
                         if self.bc_iterations else None)
 
         self.iteration, self.bc_done, self.decisions, self.best_score = 0, 0, 0, -math.inf
@@ -836,7 +842,10 @@ class Trainer:
     def _init_from(self, source: str) -> None:
         init = read_checkpoint(source)
         check_rules_compatible(init["rules"], self.rules, f"warmstart.init_from {source!r}")
-        if init["network"] != {k: list(v) if isinstance(v, tuple) else v for k, v in to_plain(self.cfg)['network'].items()}:
+        def plain(network: dict[str, Any]) -> dict[str, Any]:  # a checkpoint may hold tuples, YAML lists
+            return {k: list(v) if isinstance(v, tuple) else v for k, v in network.items()}
+
+        if plain(init["network"]) != plain(to_plain(self.cfg)["network"]):
             raise ValueError(f"warmstart.init_from {source!r} has network {init['network']}, "
                              f"the config asks for {to_plain(self.cfg)['network']}")
         self.model.load_state_dict(init["model"])
@@ -955,7 +964,9 @@ class Trainer:
             update_value_norm(self.value_norm, batch["returns"], self.workers)
         out = bc_update(cfg, self.model, self.value_norm, self.bc_optimizer, batch, self.workers, self.ws.rng,
                         self.compute)
-        self.check_finite(f"warm start iteration {self.bc_done + 1}", out, BC_STATS)
+        # No labelled decision on any worker (a rollout too short to reach label_phases): the statistics
+        # are undefined (NaN), not a diverged loss; the weights are still checked.
+        self.check_finite(f"warm start iteration {self.bc_done + 1}", out, BC_STATS if out["labels"] else ())
         self.bc_done += 1
         decisions = self.workers.sum([stats["decisions"]])[0]
         bc_stats = {**out, "decisions_per_second": decisions / (time.time() - start)}
@@ -1048,6 +1059,8 @@ class Trainer:
             if self.stop_requested(done_this_call, max_iterations):
                 stopped = True
                 break
+            if self.bc_done % cfg.checkpoint_every == 0:  # a killed run (a search teacher's labels are costly) loses at most these
+                self.save_latest("scheduled")
         if not stopped and self.iteration == 0 and len(self.pool) == 0:
             self.pool.add(snapshot_agent(self.model, self.rules, stream_seed(cfg.seed, 6, 0)), 0)
         if not stopped:

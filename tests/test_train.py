@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import signal
 import subprocess
 import sys
@@ -331,3 +332,69 @@ def test_expert_iteration_stores_only_the_teachers_labels_of_the_chosen_phases()
     labels = storage.actions[storage.valid]
     again = make_agent("heuristic", seed=0).act_batch(storage.inputs[storage.valid], storage.masks[storage.valid])
     assert (labels == again).all()  # the stored actions are the teacher's labels
+
+
+DISTILL_NETWORK = ["network.hidden_sizes=[256, 256]", "network.critic_hidden_sizes=[256, 256]",
+                   "warmstart.init_from=pretrained"]
+
+
+def test_warm_start_from_the_shipped_checkpoint_starts_from_its_weights(tmp_path):
+    """warmstart.init_from=pretrained: the shipped network (its shape read back from the file as tuples,
+    the config's as YAML lists) is where training starts, value normaliser included."""
+    from agents.parallel import Workers
+    from agents.ppo import read_checkpoint
+
+    cfg = train.load_config(SMOKE, DISTILL_NETWORK)
+    trainer = train.Trainer(Workers(), cfg, tmp_path / "run", None, quiet=True)
+    trainer.close()
+    shipped = read_checkpoint("pretrained")
+    mine = trainer.model.state_dict()
+    assert mine.keys() == shipped["model"].keys()
+    assert all(torch.equal(mine[k], shipped["model"][k]) for k in mine)
+    norm = trainer.value_norm.state_dict()
+    assert norm.keys() == shipped["value_norm"].keys()
+    assert all(torch.equal(norm[k], shipped["value_norm"][k]) for k in norm)
+
+
+def test_init_from_a_checkpoint_of_another_network_shape_is_refused(tmp_path):
+    from agents.parallel import Workers
+
+    cfg = train.load_config(SMOKE, ["warmstart.init_from=pretrained"])  # the smoke network is 32 wide
+    with pytest.raises(ValueError, match="warmstart.init_from 'pretrained' has network"):
+        train.Trainer(Workers(), cfg, tmp_path / "run", None, quiet=True)
+
+
+def test_expert_iteration_with_a_search_teacher_and_its_options(tmp_path):
+    """warmstart.teacher_options reach the teacher's factory (a 2-world search labels card play); a first
+    rollout too short to reach card play has no label, which is logged as such, not taken for a NaN loss."""
+    run_dir = tmp_path / "distill"
+    overrides = [*DISTILL_NETWORK, "warmstart.teacher=search:ppo:pretrained", "warmstart.teacher_options={worlds: 2}",
+                 "warmstart.play=learner", "warmstart.label_phases=[play]", "warmstart.decisions=1024",
+                 "ppo.num_envs=8", "ppo.num_steps=16", "ppo.total_decisions=128", "eval.deals=0"]
+    train.main(["--config", SMOKE, "--run-dir", str(run_dir), "--quiet", *[a for o in overrides for a in ("--set", o)]])
+    warm = [r for r in records(run_dir) if r["type"] == "warmstart"]
+    assert len(warm) == 8
+    assert warm[0]["labels"] == 0 and warm[0]["accuracy"] is None  # 16 steps of passing and bidding
+    labelled = [r for r in warm if r["labels"] > 0]
+    assert sum(r["labels"] for r in warm) <= 1024  # labelled decisions, each counted once (not once per epoch)
+    assert labelled and all(0.0 <= r["accuracy"] <= 1.0 and math.isfinite(r["loss"]) for r in labelled)
+    assert records(run_dir)[-1]["type"] == "done"
+
+
+def test_an_unknown_teacher_option_is_a_type_error(tmp_path):
+    cfg = train.load_config(SMOKE, [*DISTILL_NETWORK, "warmstart.teacher=search:heuristic",
+                                    "warmstart.teacher_options={wrolds: 2}"])
+    from agents.parallel import Workers
+
+    with pytest.raises(TypeError, match="wrolds"):
+        train.Trainer(Workers(), cfg, tmp_path / "run", None, quiet=True)
+
+
+def test_the_warm_start_writes_scheduled_checkpoints_too(tmp_path):
+    """checkpoint_every counts warm-start iterations as well, so a killed run keeps its labelled rollouts."""
+    run_dir = tmp_path / "run"
+    train.main(["--config", SMOKE, "--run-dir", str(run_dir), "--quiet", "--set", "warmstart.decisions=2048",
+                "--set", "ppo.total_decisions=512", "--set", "eval.deals=0"])
+    saved = [(r["warmstart_iteration"], r["iteration"]) for r in records(run_dir)
+             if r["type"] == "checkpoint" and r["reason"] == "scheduled"]
+    assert saved[:2] == [(2, 0), (4, 0)]  # checkpoint_every: 2 in the smoke config, 4 warm-start rollouts of 512
