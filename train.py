@@ -81,6 +81,7 @@ from agents.ppo import (
     atomic_save,
     build_model,
     check_rules_compatible,
+    checkpoint_network,
     log_probs,
     make_checkpoint,
     masked_entropy,
@@ -842,10 +843,7 @@ class Trainer:
     def _init_from(self, source: str) -> None:
         init = read_checkpoint(source)
         check_rules_compatible(init["rules"], self.rules, f"warmstart.init_from {source!r}")
-        def plain(network: dict[str, Any]) -> dict[str, Any]:  # a checkpoint may hold tuples, YAML lists
-            return {k: list(v) if isinstance(v, tuple) else v for k, v in network.items()}
-
-        if plain(init["network"]) != plain(to_plain(self.cfg)["network"]):
+        if checkpoint_network(init) != self.cfg.network:
             raise ValueError(f"warmstart.init_from {source!r} has network {init['network']}, "
                              f"the config asks for {to_plain(self.cfg)['network']}")
         self.model.load_state_dict(init["model"])

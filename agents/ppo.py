@@ -265,14 +265,18 @@ def validate_checkpoint(ckpt: dict[str, Any]) -> None:
         raise ValueError("its weights hold NaN or infinite values")
 
 
+def checkpoint_network(ckpt: dict[str, Any]) -> NetworkConfig:
+    """The :class:`NetworkConfig` a checkpoint was trained with (its layer widths may be stored as lists or tuples)."""
+    return NetworkConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in ckpt["network"].items()})
+
+
 def build_model(ckpt: dict[str, Any]) -> ActorCritic:
     """The network of a checkpoint, weights loaded, in eval mode."""
     players = ckpt["rules"]["players"]
     sig = observation_signature(players)
     obs_dim = sum(size for _, size in sig["observation"])
     state_dim = sum(size for _, size in sig["state"])
-    net_cfg = NetworkConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in ckpt["network"].items()})
-    model = ActorCritic(obs_dim, state_dim, sig["num_actions"], net_cfg)
+    model = ActorCritic(obs_dim, state_dim, sig["num_actions"], checkpoint_network(ckpt))
     model.load_state_dict(ckpt["model"])
     return model.eval()
 
