@@ -133,7 +133,9 @@ class SearchAgent(BaseAgent):
         envs = self._envs.get(n)
         if envs is None:
             envs = self._envs[n] = VectorEnv(n, seed=0, episode="round", reward="score_diff", **self.rules.to_dict())
-        envs.set_games([w for _ in candidates for w in worlds])
+        # Reseeded from this agent's stream: a rollout's redeals (everyone passed) must not depend on the
+        # games this cached env played before (a resumed run, or another worker, would play other deals).
+        envs.set_games([w for _ in candidates for w in worlds], seed=int(self.rng.integers(2**63)))
         actions = np.repeat(np.asarray(candidates, np.int64), len(worlds))
         totals = np.zeros(n)
         done = np.zeros(n, bool)

@@ -157,14 +157,17 @@ class VectorEnv:
         self._require_started()
         return E.from_row(self._games[self._check_index(i)], self.rules)
 
-    def set_games(self, games: "Sequence[E.GameState] | np.ndarray") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def set_games(self, games: "Sequence[E.GameState] | np.ndarray", *,
+                  seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Continue from given positions: game ``i`` becomes ``games[i]``; returns ``(obs, masks, seats)``.
 
         ``games`` is one :class:`~pcr_env.engine.GameState` per game or an
         ``[num_envs, STATE_COLUMNS]`` int64 array of game rows (the engine's row
-        format, e.g. from ``get_state()["games"]``). The random streams are kept
-        (seeded from ``seed`` if the env was never reset), so later deals come from
-        them. Every game must have a seat to act (not between rounds, not over).
+        format, e.g. from ``get_state()["games"]``). Later deals (a redeal after
+        everyone passed, the next round) come from the random streams: kept as they
+        are, or seeded from ``seed`` as ``reset(seed=...)`` does (then the result
+        depends only on ``games``, ``seed`` and the actions, not on what the env
+        played before). Every game must have a seat to act (not between rounds, not over).
         """
         if isinstance(games, np.ndarray):
             rows = np.array(games, np.int64)
@@ -183,7 +186,10 @@ class VectorEnv:
         if bad.size:
             raise ValueError(f"game {int(bad[0])} has nobody to act (phase {int(rows[bad[0], E.PHASE])}, "
                              f"current {int(acting[bad[0]])}): set_games needs positions with a seat to act")
-        if not self._started:
+        if seed is not None:
+            _check_seed(seed)
+            self.seed = int(seed)
+        if seed is not None or not self._started:
             K.seed_streams(np.uint64(self.seed), self._rng)
         self._games[:] = rows
         self._started = True

@@ -204,6 +204,30 @@ def test_set_games_continues_from_given_positions():
         again.set_games(over[:1])
 
 
+def test_set_games_with_a_seed_does_not_depend_on_what_the_env_played_before():
+    """set_games(..., seed=s): the deals after the given positions (here the one after each round's end)
+    come from s alone, as after reset(seed=s), whether the env is fresh or has played other games."""
+    starts = [R.new_game(RulesConfig(), np.random.default_rng(i)) for i in range(4)]
+
+    def deals_after(venv: VectorEnv) -> list:
+        obs, masks, seats = venv.set_games([g.copy() for g in starts], seed=11)
+        after: dict[int, list[int]] = {}
+        while len(after) < len(starts):  # the first legal action everywhere, each game to the end of its round
+            obs, masks, seats, rewards, dones, infos = venv.step(masks.argmax(1))
+            for i in np.flatnonzero(dones):
+                after.setdefault(int(i), list(venv.game(int(i)).hands))
+        return [after[i] for i in range(len(starts))]
+
+    fresh, used = VectorEnv(4, seed=0, episode="round"), VectorEnv(4, seed=0, episode="round")
+    _, masks, _ = used.reset()
+    for _ in range(70):  # past a round end: the streams have moved on
+        masks = used.step(masks.argmax(1))[1]
+    assert deals_after(fresh) == deals_after(used)
+    assert deals_after(fresh) != [list(g.hands) for g in starts]
+    with pytest.raises(ValueError, match="seed -1 is not allowed"):
+        fresh.set_games([g.copy() for g in starts], seed=-1)
+
+
 _PLAY_SCRIPT = """
 import hashlib, warnings
 import numpy as np

@@ -398,3 +398,24 @@ def test_the_warm_start_writes_scheduled_checkpoints_too(tmp_path):
     saved = [(r["warmstart_iteration"], r["iteration"]) for r in records(run_dir)
              if r["type"] == "checkpoint" and r["reason"] == "scheduled"]
     assert saved[:2] == [(2, 0), (4, 0)]  # checkpoint_every: 2 in the smoke config, 4 warm-start rollouts of 512
+
+
+def test_a_run_stopped_in_a_search_teachers_warm_start_resumes_exactly(tmp_path):
+    """Stopped between warm-start rollouts (after a scheduled checkpoint), a run with a search teacher, whose
+    world sampling draws from its own random stream, resumes to the same labels and weights as one straight run."""
+    overrides = ["warmstart.teacher=search:heuristic", "warmstart.teacher_options={worlds: 2}",
+                 "warmstart.play=learner", "warmstart.label_phases=[bid, play]", "warmstart.decisions=768",
+                 "ppo.num_envs=8", "ppo.num_steps=16", "ppo.total_decisions=256", "eval.deals=0"]
+    sets = [a for o in overrides for a in ("--set", o)]
+    straight, stopped = tmp_path / "straight", tmp_path / "stopped"
+    run(["--config", SMOKE, "--run-dir", str(straight), *sets])
+    run(["--config", SMOKE, "--run-dir", str(stopped), *sets, "--max-iterations", "4"])
+    ckpt = torch.load(stopped / "checkpoints" / "latest.pt", weights_only=True)
+    assert ckpt["meta"]["iteration"] == 0  # still in the warm start (4 of its 6 rollouts)
+    run(["--resume", str(stopped)])
+    a, b = weights(straight / "checkpoints" / "latest.pt"), weights(stopped / "checkpoints" / "latest.pt")
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    drop = ("time", "decisions_per_second", "seconds", "charts/decisions_per_second", "charts/collect_fraction")
+    kept = [[{k: v for k, v in r.items() if k not in drop} for r in records(d) if r["type"] in ("warmstart", "iteration")]
+            for d in (straight, stopped)]
+    assert kept[0] == kept[1] and sum(r["labels"] for r in kept[0] if r["type"] == "warmstart") > 0
