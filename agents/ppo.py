@@ -281,6 +281,24 @@ def build_model(ckpt: dict[str, Any]) -> ActorCritic:
     return model.eval()
 
 
+def export_agent(source: str | Path, path: str | Path, **meta: Any) -> dict[str, Any]:
+    """Write the agent part of a checkpoint (e.g. a run's ``latest.pt``, 47 MB with its optimiser and random
+    streams) to ``path``: weights, value normaliser, rules and config, about 3 MB, as ``best.pt`` is.
+
+    It acts as the run's evaluations did (``eval.greedy`` of its config, greedy if absent); ``meta`` adds to the
+    source's iteration and decision counts. How the shipped file was made::
+
+        export_agent("runs/distill2/checkpoints/latest.pt", "agents/pretrained/ppo_pretrained.pt")
+    """
+    ckpt = read_checkpoint(source)
+    agent = {k: v for k, v in ckpt.items() if k not in ("training", "checksum")}
+    agent.setdefault("act", {"greedy": bool(ckpt.get("config", {}).get("eval", {}).get("greedy", True))})
+    counts = {k: ckpt.get("meta", {})[k] for k in ("iteration", "decisions") if k in ckpt.get("meta", {})}
+    agent["meta"] = {**counts, **meta}
+    atomic_save(agent, path)
+    return agent
+
+
 # --------------------------------------------------------------------------- the agent
 class PPOAgent(BaseAgent):
     """A trained policy as an agent: greedy (most probable legal action) by default, or sampled.
@@ -374,5 +392,5 @@ def load_ppo_agent(path: str, seed: int | None = None, device: str = "cpu", *, g
 __all__ = [
     "MASKED_LOGIT", "NetworkConfig", "ActorCritic", "ValueNorm", "PPOAgent", "layer_init", "log_probs",
     "masked_entropy", "sample_actions", "observation_signature", "check_rules_compatible", "atomic_save",
-    "make_checkpoint", "read_checkpoint", "validate_checkpoint", "build_model", "load_ppo_agent", "PRETRAINED_PATH", "VARIANT_FIELDS",
+    "make_checkpoint", "read_checkpoint", "export_agent", "validate_checkpoint", "build_model", "load_ppo_agent", "PRETRAINED_PATH", "VARIANT_FIELDS",
 ]

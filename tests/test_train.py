@@ -249,6 +249,24 @@ def test_smoke_checkpoint_is_an_agent_for_evaluate(smoke_run):
     assert result.pairs[0].deals == 2
 
 
+def test_a_runs_latest_checkpoint_exports_to_an_agent_file_that_acts_the_same(smoke_run, tmp_path):
+    """export_agent (how the shipped file was made from a run's final latest.pt) drops the training state only."""
+    from agents import make_agent
+    from agents.ppo import export_agent
+
+    latest = smoke_run / "checkpoints" / "latest.pt"
+    out = tmp_path / "agent.pt"
+    export_agent(latest, out, note="smoke")
+    saved = torch.load(out, weights_only=True)
+    assert "training" not in saved and saved["act"] == {"greedy": True}
+    assert saved["meta"]["note"] == "smoke" and saved["meta"]["iteration"] == 4
+    assert out.stat().st_size < latest.stat().st_size
+    envs = VectorEnv(16, seed=2)
+    obs, masks, _ = envs.reset()
+    a, b = make_agent(f"ppo:{out}", seed=0), make_agent(f"ppo:{latest}", seed=0)
+    assert np.array_equal(a.act_batch(obs, masks), b.act_batch(obs, masks))
+
+
 def test_smoke_run_is_reproducible_and_resumes_exactly(smoke_run, tmp_path):
     run_dir = tmp_path / "resumed"
     run(["--config", SMOKE, "--run-dir", str(run_dir), "--max-iterations", "3"])  # warm start + 2 PPO iterations
