@@ -222,6 +222,9 @@ def test_set_games_with_a_seed_does_not_depend_on_what_the_env_played_before():
     _, masks, _ = used.reset()
     for _ in range(70):  # past a round end: the streams have moved on
         masks = used.step(masks.argmax(1))[1]
+    unused = VectorEnv(4, seed=0, episode="round")
+    unused.reset()
+    assert not np.array_equal(used.get_state()["rng"], unused.get_state()["rng"])
     assert deals_after(fresh) == deals_after(used)
     assert deals_after(fresh) != [list(g.hands) for g in starts]
     with pytest.raises(ValueError, match="seed -1 is not allowed"):
