@@ -253,6 +253,11 @@ class WarmStartConfig(BaseModel):
                                                                                    "play")
     """Decisions the teacher labels and the network learns; the others are played but not trained on
     (a search teacher is costly: labelling only ``[bid, trump]``, where contracts are won and lost, is cheap)."""
+    targets: Literal["action", "values"] = "action"
+    """What the network learns from the teacher: ``action`` (cross-entropy on its chosen action) or ``values``
+    (cross-entropy on the teacher's per-action distribution, :meth:`agents.search.SearchAgent.action_targets`:
+    the base's probabilities re-weighted by ``exp(advantage / temperature)``, ``temperature`` a teacher option).
+    ``values`` needs a ``search:`` teacher and ``play: learner``."""
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -264,6 +269,11 @@ class WarmStartConfig(BaseModel):
         require(self.epochs >= 1, "epochs", self.epochs, "an integer >= 1")
         require(self.learning_rate > 0, "learning_rate", self.learning_rate, "a number > 0")
         require(len(self.label_phases) > 0, "label_phases", list(self.label_phases), "a non-empty list of phases")
+        if self.targets == "values":
+            require(self.play == "learner", "play", self.play,
+                    "'learner' with targets: values (the teacher labels the network's own positions)")
+            require(self.teacher.startswith("search:"), "teacher", self.teacher,
+                    "a search: spec with targets: values (per-action values come from its rollouts)")
         return self
 
 
@@ -439,6 +449,7 @@ def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueN
             learner = (opp.opponent < 0) | (seats % 2 == opp.learner_team)
         legal_all = masks.astype(bool)
         actions = np.empty(n_envs, np.int64)
+        targets = None
         # A forced move (one legal action) is no decision: it is played here for every controller
         # and, for the learner, not stored, so its seat's trajectory runs on to its next real decision.
         forced = legal_all.sum(1) == 1 if cfg.ppo.skip_forced else np.zeros(n_envs, bool)
@@ -456,7 +467,11 @@ def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueN
             if cfg.warmstart.play == "learner":
                 actions[playing] = _network_actions(model, value_norm, inputs[playing], legal_all[playing], ws.action_gen,
                                                     compute, central)[0]
-                act = teacher.act_batch(obs[rows], masks[rows])
+                if cfg.warmstart.targets == "values":
+                    targets = teacher.action_targets(obs[rows], masks[rows])
+                    act = targets.argmax(1)
+                else:
+                    act = teacher.act_batch(obs[rows], masks[rows])
             elif len(playing) == len(rows):
                 act = teacher.act_batch(obs[rows], masks[rows])
             else:
@@ -478,7 +493,7 @@ def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueN
         if len(snapshot_rows):  # every snapshot's rows in one batched forward pass
             actions[snapshot_rows] = pool.act_batch(opp.opponent[snapshot_rows] - n_baselines, obs[snapshot_rows],
                                                     masks[snapshot_rows])
-        storage.add(stored_inputs, legal, seats, stored, act, logp, values)
+        storage.add(stored_inputs, legal, seats, stored, act, logp, values, targets)
 
         ws.obs, ws.masks, ws.seats, rewards, dones, infos = ws.envs.step(actions)
         storage.credit(rewards * scale)
@@ -533,12 +548,15 @@ def _network_actions(model: ActorCritic, value_norm: ValueNorm, inputs: np.ndarr
 
 
 # =========================================================================== updates
-def training_batch(storage: SeatRollout, advantages: np.ndarray, returns: np.ndarray) -> dict[str, np.ndarray]:
+def training_batch(storage: SeatRollout, advantages: np.ndarray, returns: np.ndarray,
+                   targets: bool = False) -> dict[str, np.ndarray]:
     """The trainable decisions of a rollout. ``inputs`` stays the whole storage grid (rows
     ``input_rows``): it is by far the widest array, so minibatches gather from it directly
-    instead of from a copy (it is overwritten by the next rollout, after the update)."""
+    instead of from a copy (it is overwritten by the next rollout, after the update).
+    ``targets``: add the teacher's per-action targets (a warm start with ``targets: values``)."""
     idx = storage.trainable()
-    return {
+    extra = {"targets": storage.flat("targets")[idx]} if targets else {}
+    return {**extra,
         "inputs": storage.flat("inputs"),
         "input_rows": idx,
         "masks": storage.flat("masks")[idx],
@@ -659,7 +677,8 @@ BC_STATS = ("loss", "accuracy", "value_loss", "entropy")
 def bc_update(cfg: Config, model: ActorCritic, value_norm: ValueNorm, optimizer: torch.optim.Optimizer,
               batch: dict[str, np.ndarray], workers: Workers, rng: np.random.Generator,
               compute: Compute) -> dict[str, float]:
-    """Warm start: cross-entropy on the teacher's actions, value regression on Monte-Carlo returns.
+    """Warm start: cross-entropy on the teacher's actions (or on its per-action ``targets`` where the batch has
+    them), value regression on Monte-Carlo returns.
 
     Collectives have fixed shapes, as in :func:`ppo_update`; returns statistics over all workers and their
     number of labelled decisions (``labels``; the statistics are NaN when it is 0).
@@ -682,7 +701,11 @@ def bc_update(cfg: Config, model: ActorCritic, value_norm: ValueNorm, optimizer:
             m, a = t["masks"][mb].to(device), t["actions"][mb].to(device)
             logits, value = network_outputs(model, compute, x, m, central)
             logp_all = log_probs(logits)
-            nll = -logp_all.gather(1, a[:, None]).squeeze(1).mean()
+            if "targets" in t:
+                q = t["targets"][mb].to(device)
+                nll = -(q * logp_all).where(q > 0, torch.zeros((), dtype=logp_all.dtype)).sum(1).mean()
+            else:
+                nll = -logp_all.gather(1, a[:, None]).squeeze(1).mean()
             v_loss = 0.5 * ((value - returns_n[mb].to(device)) ** 2).mean()
             loss = nll + cfg.ppo.vf_coef * v_loss
             loss.backward()
@@ -957,7 +980,8 @@ class Trainer:
                         teacher=self.teacher)
         _, mc_returns = compute_gae(self.storage.rewards, np.zeros_like(self.storage.values), self.storage.next_index,
                                     self.storage.resolved, p.gamma, 1.0)
-        batch = training_batch(self.storage, np.zeros_like(mc_returns), mc_returns)
+        batch = training_batch(self.storage, np.zeros_like(mc_returns), mc_returns,
+                               targets=cfg.warmstart.targets == "values")
         if p.value_norm:
             update_value_norm(self.value_norm, batch["returns"], self.workers)
         out = bc_update(cfg, self.model, self.value_norm, self.bc_optimizer, batch, self.workers, self.ws.rng,

@@ -41,6 +41,10 @@ import numpy as np
 from pcr_env.actions import NUM_ACTIONS
 
 
+OPEN_ROW_FIELDS = ("inputs", "masks", "actions", "targets", "logprobs", "values", "rewards", "seats")
+"""Per-decision fields of a decision whose return is still open: carried into the next rollout and saved."""
+
+
 class SeatRollout:
     """Learner decisions of one rollout, linked per (game, seat); see the module docstring.
 
@@ -60,6 +64,7 @@ class SeatRollout:
         self.inputs = np.zeros((rows, num_envs, input_dim), np.float32)
         self.masks = np.zeros((rows, num_envs, num_actions), bool)
         self.actions = np.zeros((rows, num_envs), np.int64)
+        self.targets = np.zeros((rows, num_envs, num_actions), np.float32)  # a teacher's per-action targets
         self.logprobs = np.zeros((rows, num_envs), np.float32)
         self.values = np.zeros((rows, num_envs), np.float32)
         self.rewards = np.zeros((rows, num_envs), np.float32)
@@ -82,7 +87,7 @@ class SeatRollout:
         src = self.pending[games, seats]
         dst = seats * n + games  # row = seat, column = game
         carried = {}
-        for name in ("inputs", "masks", "actions", "logprobs", "values", "rewards", "seats"):
+        for name in OPEN_ROW_FIELDS:
             carried[name] = self._flat(name)[src].copy()
         for name in ("valid", "resolved"):
             getattr(self, name).fill(False)
@@ -95,11 +100,12 @@ class SeatRollout:
         self.step = 0
 
     def add(self, inputs: np.ndarray, masks: np.ndarray, seats: np.ndarray, learner: np.ndarray,
-            actions: np.ndarray, logprobs: np.ndarray, values: np.ndarray) -> None:
+            actions: np.ndarray, logprobs: np.ndarray, values: np.ndarray, targets: np.ndarray | None = None) -> None:
         """Store one step: every game's acting seat, kept where ``learner`` is True.
 
-        ``inputs``, ``masks``, ``actions``, ``logprobs`` and ``values`` hold the learner
-        rows only (in increasing game order); ``seats`` and ``learner`` cover every game.
+        ``inputs``, ``masks``, ``actions``, ``logprobs``, ``values`` and ``targets`` (a teacher's
+        per-action distribution, optional) hold the learner rows only (in increasing game order);
+        ``seats`` and ``learner`` cover every game.
         """
         if self.step >= self.num_steps:
             raise ValueError(f"rollout is full ({self.num_steps} steps): call begin() first")
@@ -111,6 +117,8 @@ class SeatRollout:
         self.actions[row, games] = actions
         self.logprobs[row, games] = logprobs
         self.values[row, games] = values
+        if targets is not None:
+            self.targets[row, games] = targets
         self.seats[row, games] = s
         self.valid[row, games] = True
         flat = row * self.num_envs + games
@@ -173,4 +181,4 @@ def compute_gae(rewards: np.ndarray, values: np.ndarray, next_index: np.ndarray,
     return adv.astype(np.float32), returns.astype(np.float32)
 
 
-__all__ = ["SeatRollout", "compute_gae"]
+__all__ = ["OPEN_ROW_FIELDS", "SeatRollout", "compute_gae"]

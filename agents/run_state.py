@@ -23,7 +23,7 @@ from pcr_env.vector import VectorEnv
 from . import checkpoint_io
 from .checkpoint_io import to_arrays, to_tensors
 from .ppo import validate_checkpoint
-from .rollout import SeatRollout
+from .rollout import OPEN_ROW_FIELDS, SeatRollout
 from .selfplay import OpponentPool, Opponents
 
 
@@ -75,8 +75,7 @@ def worker_snapshot(ws: WorkerState, storage: SeatRollout, opp: Opponents, pool:
     used on different games). Tensors and plain data only (no pickle inside a checkpoint)."""
     pending = storage.pending
     idx = pending[pending >= 0]
-    open_rows = {name: storage.flat(name)[idx].copy() for name in
-                 ("inputs", "masks", "actions", "logprobs", "values", "rewards", "seats")}
+    open_rows = {name: storage.flat(name)[idx].copy() for name in OPEN_ROW_FIELDS}
     return to_tensors({
         "envs": ws.envs.get_state(), "obs": ws.obs, "masks": ws.masks, "seats": ws.seats,
         "rng": ws.rng.bit_generator.state, "action_gen": ws.action_gen.get_state(),

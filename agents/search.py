@@ -19,6 +19,12 @@ rank order, up to ``pass_candidates``. Forced moves (one legal action) are playe
 
 Budget (``worlds``, ``pass_candidates``): a decision costs about ``candidates x worlds`` round
 rollouts; ``benchmarks/search_cost.py`` measures milliseconds per decision for each setting.
+
+As a distillation teacher (``warmstart.targets: values`` in ``train.py``) it gives a distribution
+per decision instead of one action (:meth:`SearchAgent.action_targets`): the base policy's
+probabilities re-weighted by ``exp(advantage / temperature)``, the advantage being each candidate's
+mean paired difference to the base's own choice over the same worlds (in points of the round score).
+A noisy small advantage moves the target a little instead of flipping a hard label.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from pcr_env.actions import NUM_ACTIONS
 from pcr_env.cards import rank_of
 from pcr_env.config import RulesConfig
 from pcr_env.engine import Phase
@@ -43,7 +50,7 @@ class SearchAgent(BaseAgent):
 
     def __init__(self, base: Agent, rules: RulesConfig | None = None, *, seed: int | None = None, worlds: int = 64,
                  pass_candidates: int = 3, phases: tuple[str, ...] = ("pass", "bid", "trump", "discard", "play"),
-                 threshold: float = 1.0, source: str = ""):
+                 threshold: float = 1.0, temperature: float = 1.0, source: str = ""):
         self.base = base  # before BaseAgent.__init__, whose reset re-seeds the base too
         super().__init__(seed)
         if not (isinstance(worlds, int) and worlds >= 1):
@@ -57,6 +64,9 @@ class SearchAgent(BaseAgent):
         self.worlds, self.pass_candidates, self.source = worlds, pass_candidates, source
         self.phases = frozenset(Phase[p.upper()] for p in phases)
         self.threshold = float(threshold)
+        if not (isinstance(temperature, (int, float)) and not isinstance(temperature, bool) and temperature > 0):
+            raise ValueError(f"search temperature={temperature!r} is not allowed: allowed a number > 0 (points)")
+        self.temperature = float(temperature)
         self._envs: dict[int, VectorEnv] = {}
 
     def reset(self, seed: int | None = None) -> None:
@@ -79,16 +89,65 @@ class SearchAgent(BaseAgent):
         legal = legal_actions(obs["action_mask"])
         if len(legal) == 1:
             return int(legal[0])
-        phase = decode_observation(obs).phase
-        blueprint = int(self.base.act(obs))
-        if phase not in self.phases:  # a phase left to the base policy
-            return blueprint
-        candidates = self._candidates(obs, legal, phase, blueprint)
-        if blueprint not in candidates:
-            candidates = np.sort(np.append(candidates, blueprint))
+        blueprint, candidates = self._searched(obs, legal)
         if len(candidates) == 1:
             return int(candidates[0])
         return int(self.choose(candidates, self.rollout_values(obs, candidates), blueprint))
+
+    def _searched(self, obs: dict[str, np.ndarray], legal: np.ndarray) -> tuple[int, np.ndarray]:
+        """The base policy's choice and the candidates to search (only that choice in a phase left to the base)."""
+        phase = decode_observation(obs).phase
+        blueprint = int(self.base.act(obs))
+        if phase not in self.phases:
+            return blueprint, np.array([blueprint])
+        candidates = self._candidates(obs, legal, phase, blueprint)
+        if blueprint not in candidates:
+            candidates = np.sort(np.append(candidates, blueprint))
+        return blueprint, candidates
+
+    def action_targets(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Distillation targets ``[B, NUM_ACTIONS]``: per decision, a distribution over the legal actions,
+        ``prior(a) * exp(advantage(a) / temperature)`` normalised.
+
+        ``prior`` is the base policy's ``action_probabilities`` (uniform over the legal actions for a base
+        without them); ``advantage`` is a searched candidate's mean difference to the base's own choice over
+        the same worlds (0 for an action not searched: a phase left to the base, a pass card outside the
+        candidates), so where nothing is searched the target is the prior itself. A forced move gets
+        probability 1. The rollouts are those :meth:`act` would run.
+
+        >>> import numpy as np
+        >>> from agents import make_agent
+        >>> from pcr_env.vector import VectorEnv
+        >>> obs, masks, _ = VectorEnv(1, seed=0).reset()
+        >>> t = make_agent("search:heuristic", seed=0, worlds=2).action_targets(obs, masks)
+        >>> bool(np.isclose(t.sum(), 1.0)) and bool((t[~masks.astype(bool)] == 0).all())
+        True
+        """
+        obs, masks = np.asarray(obs), np.asarray(masks).astype(bool)
+        out = np.zeros((len(obs), NUM_ACTIONS))
+        probs = getattr(self.base, "action_probabilities", None)
+        for i, (o, m) in enumerate(zip(obs, masks)):
+            legal = np.flatnonzero(m)
+            if len(legal) == 1:
+                out[i, legal[0]] = 1.0
+                continue
+            one = {"observation": o, "action_mask": m}
+            prior = np.asarray(probs(o[None], m[None]))[0][legal] if probs is not None else np.ones(len(legal))
+            blueprint, candidates = self._searched(one, legal)
+            values = self.rollout_values(one, candidates) if len(candidates) > 1 else None
+            out[i, legal] = self.target(legal, prior, candidates, values, blueprint)
+        return out.astype(np.float32)
+
+    def target(self, legal: np.ndarray, prior: np.ndarray, candidates: np.ndarray, values: np.ndarray | None,
+               blueprint: int, temperature: float | None = None) -> np.ndarray:
+        """The distribution over ``legal`` of :meth:`action_targets`, from rollout ``values`` ``[candidates,
+        worlds]`` (``None``: nothing searched) and the ``prior`` over ``legal``."""
+        logits = np.log(np.maximum(np.asarray(prior, np.float64), 1e-12))
+        if values is not None:
+            advantage = (values - values[int(np.flatnonzero(candidates == blueprint)[0])]).mean(1)
+            logits[np.searchsorted(legal, candidates)] += advantage / (temperature or self.temperature)
+        p = np.exp(logits - logits.max())
+        return p / p.sum()
 
     def choose(self, candidates: np.ndarray, values: np.ndarray, blueprint: int) -> int:
         """The candidate whose paired difference to the base policy's own choice (over the same worlds)

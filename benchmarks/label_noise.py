@@ -6,8 +6,12 @@ As distillation labels, every deviation is a lesson for the network; one decided
 spread its probability instead. This script plays the base policy in self-play on a batched engine and,
 at each unforced card-play decision, computes the search's rollout values once and applies each
 threshold to them: the share of labels that differ from the base's card, per threshold.
+With ``--temperatures`` it also forms, from the same values, the soft targets of
+``train.py``'s ``warmstart.targets: values`` (``SearchAgent.action_targets``: the base's probabilities
+re-weighted by ``exp(advantage / temperature)``) and prints, per temperature, how often their mode
+differs from the base's card, the probability they leave on that card and their entropy.
 
-    python benchmarks/label_noise.py --base ppo:pretrained --worlds 16 --thresholds 1 1.5 2 3
+    python benchmarks/label_noise.py --base ppo:pretrained --worlds 16 --thresholds 1 1.5 2 3 --temperatures 1 2 4
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--base", default="ppo:pretrained", help="base policy spec (it plays every seat)")
     p.add_argument("--worlds", type=int, default=16, help="sampled worlds per decision")
     p.add_argument("--thresholds", type=float, nargs="+", default=[1.0, 1.5, 2.0, 3.0])
+    p.add_argument("--temperatures", type=float, nargs="*", default=[], help="soft-target temperatures (points)")
     p.add_argument("--games", type=int, default=16, help="games played side by side")
     p.add_argument("--steps", type=int, default=120, help="batched steps (about two rounds per game)")
     p.add_argument("--seed", type=int, default=5)
@@ -41,6 +46,8 @@ def main(argv: list[str] | None = None) -> None:
     envs = VectorEnv(args.games, seed=args.seed, episode="round")
     obs, masks, _ = envs.reset()
     deviations = np.zeros(len(args.thresholds))
+    soft = np.zeros((len(args.temperatures), 3))  # mode differs, probability on the base's card, entropy
+    probs = getattr(base, "action_probabilities", None)
     decisions, candidates, start = 0, 0, time.perf_counter()
     for _ in range(args.steps):
         actions = base.act_batch(obs, masks)
@@ -56,6 +63,12 @@ def main(argv: list[str] | None = None) -> None:
             for j, threshold in enumerate(args.thresholds):
                 search.threshold = threshold
                 deviations[j] += search.choose(legal, values, int(actions[i])) != actions[i]
+            if args.temperatures:
+                prior = probs(obs[i][None], masks[i][None])[0][legal] if probs is not None else np.ones(len(legal))
+                own = int(np.flatnonzero(legal == actions[i])[0])
+                for j, temperature in enumerate(args.temperatures):
+                    t = search.target(legal, prior, legal, values, int(actions[i]), temperature)
+                    soft[j] += [int(t.argmax()) != own, t[own], -(t * np.log(np.maximum(t, 1e-12))).sum()]
         obs, masks, *_ = envs.step(actions)
     print(f"{decisions} unforced card-play decisions of {args.base} self-play (seed {args.seed}), "
           f"{candidates / max(decisions, 1):.1f} legal cards on average, {args.worlds} worlds; "
@@ -64,6 +77,12 @@ def main(argv: list[str] | None = None) -> None:
     print("|---|---|")
     for threshold, d in zip(args.thresholds, deviations):
         print(f"| {threshold:g} | {d / max(decisions, 1):.1%} |")
+    if args.temperatures:
+        print("\n| soft-target temperature (points) | mode differs from the base's card | mean probability on it "
+              "| mean entropy (nats) |")
+        print("|---|---|---|---|")
+        for temperature, (differs, kept, entropy) in zip(args.temperatures, soft / max(decisions, 1)):
+            print(f"| {temperature:g} | {differs:.1%} | {kept:.2f} | {entropy:.2f} |")
 
 
 if __name__ == "__main__":

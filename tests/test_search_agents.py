@@ -148,3 +148,51 @@ def test_search_with_a_ppo_base_tries_the_policys_most_likely_passes():
     candidates = agent._candidates(obs, legal, E.Phase.PASS, int(base.act(obs)))
     assert sorted(candidates.tolist()) == sorted(legal[np.argsort(-probs[legal], kind="stable")[:3]].tolist())
     assert agent.act(obs) in candidates
+
+
+def test_value_targets_reweight_the_base_policy_by_the_searched_advantages():
+    """action_targets (distillation, train.py ``warmstart.targets: values``): prior(a) * exp(advantage(a) / T)
+    over the legal actions, the advantages those of the rollouts act() runs (same seed, same worlds)."""
+    obs, _, _ = _decision(3, E.Phase.PLAY)
+    mask = obs["action_mask"].astype(bool)
+    legal = np.flatnonzero(mask)
+    base = make_agent("ppo:pretrained", seed=0)
+    agent = SearchAgent(base, RulesConfig(), seed=5, worlds=4, temperature=2.0)
+    twin = SearchAgent(base, RulesConfig(), seed=5, worlds=4)
+    target = agent.action_targets(obs["observation"][None], obs["action_mask"][None])[0]
+    assert target.sum() == pytest.approx(1.0, abs=1e-5) and (target[~mask] == 0).all()
+    blueprint = int(base.act(obs))
+    values = twin.rollout_values(obs, legal)
+    advantage = (values - values[np.flatnonzero(legal == blueprint)[0]]).mean(1)
+    prior = base.action_probabilities(obs["observation"][None], obs["action_mask"][None])[0][legal]
+    expected = prior * np.exp(advantage / 2.0)
+    assert target[legal] == pytest.approx(expected / expected.sum(), rel=1e-4, abs=1e-7)
+
+
+def test_value_targets_are_the_prior_where_nothing_is_searched_and_one_hot_when_forced():
+    base = make_agent("ppo:pretrained", seed=0)
+    agent = SearchAgent(base, RulesConfig(), seed=0, worlds=2, phases=("play",))
+    obs, _, _ = _decision(4, E.Phase.BID)
+    target = agent.action_targets(obs["observation"][None], obs["action_mask"][None])[0]
+    prior = base.action_probabilities(obs["observation"][None], obs["action_mask"][None])[0]
+    assert target == pytest.approx(prior, abs=1e-6)
+    forced = np.zeros_like(obs["action_mask"])
+    forced[np.flatnonzero(obs["action_mask"])[0]] = 1
+    one = agent.action_targets(obs["observation"][None], forced[None])[0]
+    assert one[np.flatnonzero(forced)[0]] == 1.0 and one.sum() == 1.0
+
+
+def test_a_cold_value_target_points_where_a_threshold_free_search_acts():
+    """As the temperature falls, the target's mode is the candidate with the best mean advantage: the
+    action of a search with threshold 0 (a heuristic base has no probabilities: a uniform prior)."""
+    obs, _, _ = _decision(7, E.Phase.PLAY)
+    cold = SearchAgent(make_agent("heuristic", seed=0), RulesConfig(), seed=2, worlds=4, temperature=1e-3)
+    plain = SearchAgent(make_agent("heuristic", seed=0), RulesConfig(), seed=2, worlds=4, threshold=0.0)
+    target = cold.action_targets(obs["observation"][None], obs["action_mask"][None])[0]
+    assert int(target.argmax()) == plain.act(obs)
+
+
+@pytest.mark.parametrize("temperature", [0, -1.0, "1", True])
+def test_a_bad_search_temperature_is_a_value_error(temperature):
+    with pytest.raises(ValueError, match="temperature"):
+        SearchAgent(make_agent("heuristic", seed=0), RulesConfig(), temperature=temperature)

@@ -418,11 +418,14 @@ def test_the_warm_start_writes_scheduled_checkpoints_too(tmp_path):
     assert saved[:2] == [(2, 0), (4, 0)]  # checkpoint_every: 2 in the smoke config, 4 warm-start rollouts of 512
 
 
-def test_a_run_stopped_in_a_search_teachers_warm_start_resumes_exactly(tmp_path):
+@pytest.mark.parametrize("targets", ["action", "values"])
+def test_a_run_stopped_in_a_search_teachers_warm_start_resumes_exactly(tmp_path, targets):
     """Stopped between warm-start rollouts (after a scheduled checkpoint), a run with a search teacher, whose
-    world sampling draws from its own random stream, resumes to the same labels and weights as one straight run."""
+    world sampling draws from its own random stream, resumes to the same labels and weights as one straight run
+    (with ``targets: values`` the open decisions' per-action targets are carried over too)."""
     overrides = ["warmstart.teacher=search:heuristic", "warmstart.teacher_options={worlds: 2}",
                  "warmstart.play=learner", "warmstart.label_phases=[bid, play]", "warmstart.decisions=768",
+                 f"warmstart.targets={targets}",
                  "ppo.num_envs=8", "ppo.num_steps=16", "ppo.total_decisions=256", "eval.deals=0"]
     sets = [a for o in overrides for a in ("--set", o)]
     straight, stopped = tmp_path / "straight", tmp_path / "stopped"
@@ -437,3 +440,28 @@ def test_a_run_stopped_in_a_search_teachers_warm_start_resumes_exactly(tmp_path)
     kept = [[{k: v for k, v in r.items() if k not in drop} for r in records(d) if r["type"] in ("warmstart", "iteration")]
             for d in (straight, stopped)]
     assert kept[0] == kept[1] and sum(r["labels"] for r in kept[0] if r["type"] == "warmstart") > 0
+
+
+@pytest.mark.parametrize("overrides, field", [
+    (["warmstart.targets=values", "warmstart.teacher=search:heuristic"], "play"),  # play: teacher by default
+    (["warmstart.targets=values", "warmstart.play=learner", "warmstart.teacher=heuristic"], "teacher"),
+    (["warmstart.targets=soft"], "targets"),
+])
+def test_value_targets_need_a_search_teacher_labelling_the_learners_games(overrides, field):
+    with pytest.raises(ValueError, match=field):
+        train.load_config(SMOKE, overrides)
+
+
+def test_value_targets_train_the_network_towards_the_teachers_distribution(tmp_path):
+    """warmstart.targets=values: the network learns the search's per-action targets (a finite cross-entropy,
+    never negative), and the open decisions' targets are saved with the run for an exact resume."""
+    run_dir = tmp_path / "values"
+    overrides = [*DISTILL_NETWORK, "warmstart.teacher=search:ppo:pretrained", "warmstart.teacher_options={worlds: 2}",
+                 "warmstart.play=learner", "warmstart.label_phases=[bid, play]", "warmstart.targets=values",
+                 "warmstart.decisions=512", "ppo.num_envs=8", "ppo.num_steps=16", "ppo.total_decisions=128",
+                 "eval.deals=0"]
+    train.main(["--config", SMOKE, "--run-dir", str(run_dir), "--quiet", *[a for o in overrides for a in ("--set", o)]])
+    warm = [r for r in records(run_dir) if r["type"] == "warmstart" and r["labels"] > 0]
+    assert warm and all(math.isfinite(r["loss"]) and r["loss"] >= 0 and 0 <= r["accuracy"] <= 1 for r in warm)
+    ckpt = torch.load(run_dir / "checkpoints" / "latest.pt", weights_only=True)
+    assert "targets" in ckpt["training"]["workers"][0]["open_rows"]
