@@ -257,7 +257,8 @@ class WarmStartConfig(BaseModel):
     """What the network learns from the teacher: ``action`` (cross-entropy on its chosen action) or ``values``
     (cross-entropy on the teacher's per-action distribution, :meth:`agents.search.SearchAgent.action_targets`:
     the base's probabilities re-weighted by ``exp(advantage / temperature)``, ``temperature`` a teacher option).
-    ``values`` needs a ``search:`` teacher and ``play: learner``."""
+    ``values`` needs a ``search:`` teacher and ``play: learner``; its logged ``accuracy`` is agreement with the
+    target's most probable action."""
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -817,7 +818,8 @@ class Trainer:
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=p.learning_rate, eps=p.adam_eps)
         self.bc_optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.warmstart.learning_rate, eps=p.adam_eps)
         self.storage = SeatRollout(p.num_steps, local_envs, envs.n_players,
-                                   envs.state_dim if cfg.network.central_critic else envs.obs_dim)
+                                   envs.state_dim if cfg.network.central_critic else envs.obs_dim,
+                                   targets=self.bc_iterations > 0 and cfg.warmstart.targets == "values")
 
         self.pool = OpponentPool(cfg.selfplay.pool_size, cfg.selfplay.pfsp_power, self.compute.dtype)
         names = list(cfg.selfplay.opponents)

@@ -41,10 +41,6 @@ import numpy as np
 from pcr_env.actions import NUM_ACTIONS
 
 
-OPEN_ROW_FIELDS = ("inputs", "masks", "actions", "targets", "logprobs", "values", "rewards", "seats")
-"""Per-decision fields of a decision whose return is still open: carried into the next rollout and saved."""
-
-
 class SeatRollout:
     """Learner decisions of one rollout, linked per (game, seat); see the module docstring.
 
@@ -57,14 +53,20 @@ class SeatRollout:
     decision, ``-1`` if the trajectory ended first) and ``seats``.
     """
 
-    def __init__(self, num_steps: int, num_envs: int, n_players: int, input_dim: int, num_actions: int = NUM_ACTIONS):
+    def __init__(self, num_steps: int, num_envs: int, n_players: int, input_dim: int, num_actions: int = NUM_ACTIONS,
+                 *, targets: bool = False):
         self.num_steps, self.num_envs, self.n_players = num_steps, num_envs, n_players
         rows = n_players + num_steps
         self.rows = rows
         self.inputs = np.zeros((rows, num_envs, input_dim), np.float32)
         self.masks = np.zeros((rows, num_envs, num_actions), bool)
         self.actions = np.zeros((rows, num_envs), np.int64)
-        self.targets = np.zeros((rows, num_envs, num_actions), np.float32)  # a teacher's per-action targets
+        # A teacher's per-action targets (a warm start with targets: values); absent otherwise, so PPO
+        # rollouts neither fill, carry nor save a [rows, games, actions] array they never read.
+        self.targets = np.zeros((rows, num_envs, num_actions), np.float32) if targets else None
+        self.open_fields = ("inputs", "masks", "actions", *(("targets",) if targets else ()), "logprobs", "values",
+                            "rewards", "seats")
+        """Per-decision fields of a decision whose return is still open: carried into the next rollout and saved."""
         self.logprobs = np.zeros((rows, num_envs), np.float32)
         self.values = np.zeros((rows, num_envs), np.float32)
         self.rewards = np.zeros((rows, num_envs), np.float32)
@@ -87,7 +89,7 @@ class SeatRollout:
         src = self.pending[games, seats]
         dst = seats * n + games  # row = seat, column = game
         carried = {}
-        for name in OPEN_ROW_FIELDS:
+        for name in self.open_fields:
             carried[name] = self._flat(name)[src].copy()
         for name in ("valid", "resolved"):
             getattr(self, name).fill(False)
@@ -118,6 +120,8 @@ class SeatRollout:
         self.logprobs[row, games] = logprobs
         self.values[row, games] = values
         if targets is not None:
+            if self.targets is None:
+                raise ValueError("targets given to a SeatRollout made without them: create it with targets=True")
             self.targets[row, games] = targets
         self.seats[row, games] = s
         self.valid[row, games] = True
@@ -181,4 +185,4 @@ def compute_gae(rewards: np.ndarray, values: np.ndarray, next_index: np.ndarray,
     return adv.astype(np.float32), returns.astype(np.float32)
 
 
-__all__ = ["OPEN_ROW_FIELDS", "SeatRollout", "compute_gae"]
+__all__ = ["SeatRollout", "compute_gae"]

@@ -23,7 +23,7 @@ from pcr_env.vector import VectorEnv
 from . import checkpoint_io
 from .checkpoint_io import to_arrays, to_tensors
 from .ppo import validate_checkpoint
-from .rollout import OPEN_ROW_FIELDS, SeatRollout
+from .rollout import SeatRollout
 from .selfplay import OpponentPool, Opponents
 
 
@@ -75,7 +75,7 @@ def worker_snapshot(ws: WorkerState, storage: SeatRollout, opp: Opponents, pool:
     used on different games). Tensors and plain data only (no pickle inside a checkpoint)."""
     pending = storage.pending
     idx = pending[pending >= 0]
-    open_rows = {name: storage.flat(name)[idx].copy() for name in OPEN_ROW_FIELDS}
+    open_rows = {name: storage.flat(name)[idx].copy() for name in storage.open_fields}
     return to_tensors({
         "envs": ws.envs.get_state(), "obs": ws.obs, "masks": ws.masks, "seats": ws.seats,
         "rng": ws.rng.bit_generator.state, "action_gen": ws.action_gen.get_state(),
@@ -98,8 +98,9 @@ def restore_worker(saved: dict[str, Any], ws: WorkerState, storage: SeatRollout,
     torch.set_rng_state(saved["torch_rng"])
     storage.pending[:] = s["pending"]
     idx = storage.pending[storage.pending >= 0]
-    for name, data in s["open_rows"].items():
-        storage.flat(name)[idx] = data
+    for name in storage.open_fields:
+        if name in s["open_rows"]:  # a run's own checkpoints hold exactly these
+            storage.flat(name)[idx] = s["open_rows"][name]
     opp.opponent[:], opp.learner_team[:] = s["opponent"], s["learner_team"]
     for agent, state in zip(opp.baselines, saved["baseline_rng"]):
         agent.set_state(state)

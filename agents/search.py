@@ -125,18 +125,26 @@ class SearchAgent(BaseAgent):
         """
         obs, masks = np.asarray(obs), np.asarray(masks).astype(bool)
         out = np.zeros((len(obs), NUM_ACTIONS))
-        probs = getattr(self.base, "action_probabilities", None)
         for i, (o, m) in enumerate(zip(obs, masks)):
             legal = np.flatnonzero(m)
             if len(legal) == 1:
                 out[i, legal[0]] = 1.0
                 continue
             one = {"observation": o, "action_mask": m}
-            prior = np.asarray(probs(o[None], m[None]))[0][legal] if probs is not None else np.ones(len(legal))
             blueprint, candidates = self._searched(one, legal)
             values = self.rollout_values(one, candidates) if len(candidates) > 1 else None
-            out[i, legal] = self.target(legal, prior, candidates, values, blueprint)
+            # One row at a time, as the shipped run 3 was labelled: a batched forward pass rounds differently.
+            out[i, legal] = self.target(legal, self.prior(o[None], m[None])[0][legal], candidates, values, blueprint)
         return out.astype(np.float32)
+
+    def prior(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The base policy's probabilities ``[B, NUM_ACTIONS]`` (its ``action_probabilities``), or uniform over
+        the legal actions for a base without them."""
+        probs = getattr(self.base, "action_probabilities", None)
+        if probs is not None:
+            return np.asarray(probs(obs, masks), np.float64)
+        masks = np.asarray(masks).astype(bool)
+        return masks / masks.sum(1, keepdims=True)
 
     def target(self, legal: np.ndarray, prior: np.ndarray, candidates: np.ndarray, values: np.ndarray | None,
                blueprint: int, temperature: float | None = None) -> np.ndarray:
@@ -145,7 +153,8 @@ class SearchAgent(BaseAgent):
         logits = np.log(np.maximum(np.asarray(prior, np.float64), 1e-12))
         if values is not None:
             advantage = (values - values[int(np.flatnonzero(candidates == blueprint)[0])]).mean(1)
-            logits[np.searchsorted(legal, candidates)] += advantage / (temperature or self.temperature)
+            logits[np.searchsorted(legal, candidates)] += advantage / (self.temperature if temperature is None
+                                                                       else temperature)
         p = np.exp(logits - logits.max())
         return p / p.sum()
 

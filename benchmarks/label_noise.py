@@ -47,7 +47,6 @@ def main(argv: list[str] | None = None) -> None:
     obs, masks, _ = envs.reset()
     deviations = np.zeros(len(args.thresholds))
     soft = np.zeros((len(args.temperatures), 3))  # mode differs, probability on the base's card, entropy
-    probs = getattr(base, "action_probabilities", None)
     decisions, candidates, start = 0, 0, time.perf_counter()
     for _ in range(args.steps):
         actions = base.act_batch(obs, masks)
@@ -64,7 +63,7 @@ def main(argv: list[str] | None = None) -> None:
                 search.threshold = threshold
                 deviations[j] += search.choose(legal, values, int(actions[i])) != actions[i]
             if args.temperatures:
-                prior = probs(obs[i][None], masks[i][None])[0][legal] if probs is not None else np.ones(len(legal))
+                prior = search.prior(obs[i][None], masks[i][None])[0][legal]
                 own = int(np.flatnonzero(legal == actions[i])[0])
                 for j, temperature in enumerate(args.temperatures):
                     t = search.target(legal, prior, legal, values, int(actions[i]), temperature)

@@ -465,3 +465,18 @@ def test_value_targets_train_the_network_towards_the_teachers_distribution(tmp_p
     assert warm and all(math.isfinite(r["loss"]) and r["loss"] >= 0 and 0 <= r["accuracy"] <= 1 for r in warm)
     ckpt = torch.load(run_dir / "checkpoints" / "latest.pt", weights_only=True)
     assert "targets" in ckpt["training"]["workers"][0]["open_rows"]
+
+
+def test_a_rollout_keeps_per_action_targets_only_when_made_for_them():
+    """Only a warm start with targets: values stores, carries and saves a teacher's per-action targets."""
+    plain = SeatRollout(num_steps=2, num_envs=1, n_players=2, input_dim=1)
+    assert plain.targets is None and "targets" not in plain.open_fields
+    with pytest.raises(ValueError, match="targets=True"):
+        plain.add(np.zeros((1, 1), np.float32), np.ones((1, 70), bool), np.zeros(1, np.int64), np.ones(1, bool),
+                  np.zeros(1, np.int64), np.zeros(1, np.float32), np.zeros(1, np.float32), np.ones((1, 70), np.float32))
+    ro = SeatRollout(num_steps=2, num_envs=1, n_players=2, input_dim=1, targets=True)
+    q = np.full((1, 70), 1 / 70, np.float32)
+    ro.add(np.zeros((1, 1), np.float32), np.ones((1, 70), bool), np.zeros(1, np.int64), np.ones(1, bool),
+           np.zeros(1, np.int64), np.zeros(1, np.float32), np.zeros(1, np.float32), q)
+    ro.begin()  # the decision is still open: carried into the next rollout with its targets
+    assert "targets" in ro.open_fields and np.array_equal(ro.flat("targets")[ro.pending[0, 0]], q[0])
