@@ -995,7 +995,8 @@ class Trainer:
         decisions = self.workers.sum([stats["decisions"]])[0]
         bc_stats = {**out, "decisions_per_second": decisions / (time.time() - start)}
         self.log.scalars("bc", bc_stats, self.tb_step)
-        self.log.record({"type": "warmstart", "iteration": self.bc_done, "of": self.bc_iterations, **bc_stats})
+        self.log.record({"type": "warmstart", "iteration": self.bc_done, "of": self.bc_iterations,
+                         "targets": self.cfg.warmstart.targets, **bc_stats})
         self.log.advance(int(decisions), f"accuracy {bc_stats['accuracy']:.3f}")
         if self.bc_done == self.bc_iterations:
             self.storage.pending.fill(-1)  # the teacher's open decisions are not the learner's: drop them

@@ -158,6 +158,23 @@ def _decisions_axis(ax) -> None:
     ax.set_xlabel("PPO decisions")
 
 
+def warmstart_labels(records: list[dict]) -> tuple[str, str]:
+    """(what the warm start was, what its accuracy measured) from its log records.
+
+    A ``targets: values`` warm start (``train.WarmStartConfig.targets``) learns soft per-action targets and its
+    accuracy is agreement with each target's mode; otherwise it cloned the teacher's actions. Logs written
+    before the kind was recorded were all hard labels.
+
+    >>> warmstart_labels([{"type": "warmstart", "targets": "values"}])
+    ('distillation on soft targets', "accuracy (target's mode)")
+    >>> warmstart_labels([{"type": "warmstart"}])
+    ('behaviour cloning', "accuracy (teacher's action)")
+    """
+    if records and records[-1].get("targets") == "values":
+        return "distillation on soft targets", "accuracy (target's mode)"
+    return "behaviour cloning", "accuracy (teacher's action)"
+
+
 def plot_curves(run: str | Path | RunLog, out: str | Path | None = None, title: str | None = None, dpi: int = 110) -> Path:
     """Draw the curves of ``run`` (a run directory, a log file or a :class:`RunLog`) to the PNG ``out``
     (default ``RUN_DIR/curves.png``). Returns the path written."""
@@ -245,10 +262,11 @@ def plot_curves(run: str | Path | RunLog, out: str | Path | None = None, title: 
         twin = ax.twinx()
         ax2x, acc = _series(log.warmstart, "accuracy", x="iteration")
         twin.plot(ax2x, acc, "-s", ms=3, color=colors[1], label="accuracy")
-        twin.set_ylabel("accuracy (teacher's action)", color=colors[1])
+        kind, accuracy = warmstart_labels(log.warmstart)
+        twin.set_ylabel(accuracy, color=colors[1])
         twin.set_ylim(0, 1)
         of = log.warmstart[-1].get("of")
-        ax.set_title(f"Warm start: behaviour cloning ({len(log.warmstart)}" + (f" of {of}" if of else "")
+        ax.set_title(f"Warm start: {kind} ({len(log.warmstart)}" + (f" of {of}" if of else "")
                      + " iterations, before PPO)", fontsize=10.5)
         ax.set_xlabel("warm-start iteration")
         from matplotlib.ticker import MaxNLocator

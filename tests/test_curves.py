@@ -111,6 +111,15 @@ def test_real_smoke_run_through_the_command_line(smoke_run, tmp_path):
         for r in e["results"].values():
             assert r["ci_low"] <= r["mean"] <= r["ci_high"]
     assert all("losses/entropy" in r and "charts/decisions_per_second" in r for r in log.iterations)
+    assert {r["targets"] for r in log.warmstart} == {"action"}  # smoke.yaml clones the teacher's actions
+    assert curves.warmstart_labels(log.warmstart)[0] == "behaviour cloning"
+
+
+def test_a_soft_target_warm_start_is_labelled_as_such(tmp_path):
+    recs = [dict(r, targets="values") if r["type"] == "warmstart" else r for r in synthetic_log()]
+    log = curves.load_log(write_log(tmp_path / "run", recs))
+    assert curves.warmstart_labels(log.warmstart) == ("distillation on soft targets", "accuracy (target's mode)")
+    png_size(curves.plot_curves(log, tmp_path / "c.png"))
 
 
 @pytest.mark.parametrize("content, message", [
