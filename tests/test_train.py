@@ -293,7 +293,9 @@ def test_ctrl_c_saves_a_checkpoint_that_resumes(tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     log = run_dir / "log.jsonl"
     deadline = time.time() + 120
-    while time.time() < deadline and not (log.exists() and '"iteration"' in log.read_text()):
+    # A PPO iteration's record, not a warm-start one (those carry an "iteration" key too): the interrupt must
+    # land after PPO has started for the checkpoint's iteration to be at least 1.
+    while time.time() < deadline and not (log.exists() and '"type": "iteration"' in log.read_text()):
         time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
