@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 LOG_FILE = "log.jsonl"
+CONFIG_FILE = "config.yaml"  # the resolved config train.py writes beside its log
 DEFAULT_PNG = "curves.png"
 EXTRA_HINT = "pip install -e '.[notebook]'"
 
@@ -120,7 +121,26 @@ def load_log(path: str | Path) -> RunLog:
     log = parse_log(lines, source=str(file))
     if not log.iterations and not log.warmstart:
         raise CurveError(f"{file}: no iteration or warm-start records to plot (is it a train.py log?)")
+    targets = _config_targets(file.parent / CONFIG_FILE)
+    if targets:  # warm-start records written before they carried their kind take it from the run's config
+        for rec in log.warmstart:
+            rec.setdefault("targets", targets)
     return log
+
+
+def _config_targets(config: Path) -> str | None:
+    """``warmstart.targets`` of the resolved config train.py writes beside its log, if it is there and says."""
+    if not config.is_file():
+        return None
+    import yaml
+
+    try:
+        cfg = yaml.safe_load(config.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None  # the curves do not depend on it: an unreadable config only loses the label
+    warmstart = cfg.get("warmstart") if isinstance(cfg, dict) else None
+    targets = warmstart.get("targets") if isinstance(warmstart, dict) else None
+    return targets if isinstance(targets, str) else None
 
 
 def _matplotlib():
@@ -162,8 +182,9 @@ def warmstart_labels(records: list[dict]) -> tuple[str, str]:
     """(what the warm start was, what its accuracy measured) from its log records.
 
     A ``targets: values`` warm start (``train.WarmStartConfig.targets``) learns soft per-action targets and its
-    accuracy is agreement with each target's mode; otherwise it cloned the teacher's actions. Logs written
-    before the kind was recorded were all hard labels.
+    accuracy is agreement with each target's mode; otherwise it cloned the teacher's actions. Each record
+    names its kind (``targets``); :func:`load_log` fills it from the run's ``config.yaml`` for logs written
+    before records did, and a record with neither is taken as hard labels.
 
     >>> warmstart_labels([{"type": "warmstart", "targets": "values"}])
     ('distillation on soft targets', "accuracy (target's mode)")

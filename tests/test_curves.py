@@ -25,6 +25,9 @@ def png_size(path: Path) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
 
 
+BENCH_RUN = ROOT / "benchmarks" / "results" / "distill_values4"  # a committed run: log.jsonl + config.yaml
+
+
 def synthetic_log(iterations=12, evals=True, warmstart=True) -> list[dict]:
     recs = []
     if warmstart:
@@ -120,6 +123,21 @@ def test_a_soft_target_warm_start_is_labelled_as_such(tmp_path):
     log = curves.load_log(write_log(tmp_path / "run", recs))
     assert curves.warmstart_labels(log.warmstart) == ("distillation on soft targets", "accuracy (target's mode)")
     png_size(curves.plot_curves(log, tmp_path / "c.png"))
+
+
+def test_an_older_log_takes_its_warm_start_kind_from_the_run_config(tmp_path):
+    # Runs 3 and 4 of configs/distill_values.yaml were logged before warm-start records named their kind.
+    run = write_log(tmp_path / "run", synthetic_log())
+    assert curves.warmstart_labels(curves.load_log(run).warmstart)[0] == "behaviour cloning"
+    (run / "config.yaml").write_text("seed: 1\nwarmstart:\n  targets: values\n")
+    assert curves.warmstart_labels(curves.load_log(run).warmstart)[0] == "distillation on soft targets"
+    (run / "config.yaml").write_text("warmstart: [not, a, mapping\n")  # unreadable: only the label is lost
+    assert curves.warmstart_labels(curves.load_log(run).warmstart)[0] == "behaviour cloning"
+    logged = [dict(r, targets="action") if r["type"] == "warmstart" else r for r in synthetic_log()]
+    (run / "config.yaml").write_text("warmstart:\n  targets: values\n")
+    write_log(run, logged)  # a record's own kind wins over the config
+    assert curves.warmstart_labels(curves.load_log(run).warmstart)[0] == "behaviour cloning"
+    assert curves.warmstart_labels(curves.load_log(BENCH_RUN).warmstart)[0] == "distillation on soft targets"
 
 
 @pytest.mark.parametrize("content, message", [
