@@ -10,6 +10,8 @@ spec               agent
                    imported on demand: it needs torch); ``ppo:pretrained`` is the shipped one
 ``search:SPEC``    decision-time search with the base policy ``SPEC`` (:mod:`agents.search`, 64 worlds),
                    e.g. ``search:ppo:pretrained``, ``search:heuristic``
+``mix:SPEC``       ``SPEC`` except card play, made by the heuristic (:mod:`agents.phase_mix`; factory
+                   options ``other=`` and ``phases=`` hand other phases to another agent)
 ``pimc``           double-dummy reference opponent, four players (:mod:`agents.pimc`, ``pimc`` extra)
 =================  ===============================================================
 
@@ -37,7 +39,7 @@ True
 >>> make_agent("magic")
 Traceback (most recent call last):
 ...
-ValueError: unknown agent spec 'magic': valid specs are 'random', 'greedy', 'heuristic', 'ppo:PATH', 'search:SPEC', 'pimc'
+ValueError: unknown agent spec 'magic': valid specs are 'random', 'greedy', 'heuristic', 'ppo:PATH', 'search:SPEC', 'mix:SPEC', 'pimc'
 """
 
 from __future__ import annotations
@@ -233,6 +235,17 @@ def _search_factory(base_spec: str, seed: int | None = None, rules: RulesConfig 
     return SearchAgent(base, rules or getattr(base, "rules", None), seed=seed, source=f"search:{base_spec}", **kwargs)
 
 
+def _mix_factory(base_spec: str, seed: int | None = None, rules: RulesConfig | None = None, *,
+                 other: str = "heuristic", phases: Sequence[str] = ("play",), **kwargs: Any) -> Agent:
+    from .phase_mix import PhaseMix
+
+    if not isinstance(other, str):
+        raise ValueError(f"mix other={other!r} is not allowed: allowed an agent spec string, e.g. 'heuristic'")
+    primary = make_agent(base_spec, seed=seed, rules=rules)
+    return PhaseMix(primary, make_agent(other, seed=seed, rules=rules), tuple(phases), seed=seed,
+                    name=f"mix:{base_spec}[{'+'.join(phases)}={other}]", **kwargs)
+
+
 def _pimc_factory(seed: int | None = None, rules: RulesConfig | None = None, **kwargs: Any) -> Agent:
     from .pimc import PIMCAgent  # needs the double-dummy solver of the pimc extra
 
@@ -246,6 +259,8 @@ register_agent("ppo", _ppo_factory, takes_arg=True, arg_name="PATH",
                description="PPO policy from a checkpoint file; ppo:pretrained is the shipped one")
 register_agent("search", _search_factory, takes_arg=True, arg_name="SPEC",
                description="decision-time search: base policy SPEC rolled out over sampled worlds (search:ppo:pretrained)")
+register_agent("mix", _mix_factory, takes_arg=True, arg_name="SPEC",
+               description="SPEC's decisions except card play, which the heuristic makes (options other=, phases=)")
 register_agent("pimc", _pimc_factory, description="double-dummy play and bids over sampled worlds (four players; pimc extra)")
 
 
