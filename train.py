@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import math
 import os
 import signal
@@ -101,7 +102,7 @@ from agents.run_state import (
     worker_snapshot,
 )
 from agents.selfplay import Opponents, OpponentPool, draw_opponents, round_outcome, snapshot_agent
-from agents.sparse_linear import SparseInputLinear, sparse_pays, sparse_rows
+from agents.sparse_linear import sparse_pays, sparse_rows
 from agents.training_log import RunLog
 from agents.run_config import SECTION, Bool, Float, Int, apply_overrides, describe, load_yaml, require, to_plain, validate
 from pcr_env.config import RulesConfig
@@ -413,8 +414,7 @@ def network_outputs(model: ActorCritic, compute: Compute, x: torch.Tensor, mask:
                     central: bool) -> tuple[torch.Tensor, torch.Tensor]:
     """Masked logits ``[B, A]`` and values ``[B]`` of input rows ``x`` (the observation, then the rest of the
     state for a central critic), as float32; the matrix products run in ``compute``'s precision."""
-    if (compute.dtype == torch.float32 and sparse_pays(x)
-            and all(isinstance(net[0], SparseInputLinear) for net in (model.actor, model.critic))):
+    if compute.dtype == torch.float32 and sparse_pays(x) and model.sparse_input:
         # Both first layers are sparse-aware (agents.sparse_linear): find the non-zeros once for both.
         x = sparse_rows(x)
         obs = x.leading_columns(model.obs_dim)
@@ -868,10 +868,19 @@ class Trainer:
     def _init_from(self, source: str) -> None:
         init = read_checkpoint(source)
         check_rules_compatible(init["rules"], self.rules, f"warmstart.init_from {source!r}")
-        if checkpoint_network(init) != self.cfg.network:
+        network = checkpoint_network(init)
+        # A plain network may seed a card-aware one of the same widths: the same logits, card play then learned.
+        grafted = (self.cfg.network.card_head and not network.card_head
+                   and dataclasses.replace(network, card_head=True, card_width=self.cfg.network.card_width) == self.cfg.network)
+        if network != self.cfg.network and not grafted:
             raise ValueError(f"warmstart.init_from {source!r} has network {init['network']}, "
                              f"the config asks for {to_plain(self.cfg)['network']}")
-        self.model.load_state_dict(init["model"])
+        if grafted:
+            plain = build_model(init)
+            self.model.actor.load_plain(plain.actor)
+            self.model.critic.load_state_dict(plain.critic.state_dict())
+        else:
+            self.model.load_state_dict(init["model"])
         if "value_norm" in init:
             self.value_norm.load_state_dict(init["value_norm"])
 

@@ -47,10 +47,11 @@ import torch.nn as nn
 
 from pcr_env.actions import NUM_ACTIONS
 from pcr_env.config import RulesConfig
-from pcr_env.observation import observation_layout, state_layout
+from pcr_env.observation import observation_layout, players_for_size, state_layout
 
 from . import checkpoint_io
 from .base import BaseAgent
+from .card_net import CardActor
 from .run_config import require
 from .sparse_linear import SparseInputLinear, SparseRows
 
@@ -77,6 +78,13 @@ class NetworkConfig:
     """The critic reads the full state (every hand; ``VectorEnv.state()``) instead of the
     acting seat's observation. Only the actor is used to play, so no hidden information
     leaks into decisions; the value target just gets less noisy."""
+    card_head: bool = False
+    """The actor is :class:`agents.card_net.CardActor`: the trunk also reads per-row card-play features, and
+    one small network shared by all 52 cards scores each card action from that card's features (which are
+    still out, boss cards, what would take the trick, what an opponent to play could hold). ``false``: the
+    plain MLP of ``hidden_sizes``."""
+    card_width: int = 64
+    """Width of the card scorer's layers (with ``card_head``)."""
 
     def __post_init__(self) -> None:
         for name in ("hidden_sizes", "critic_hidden_sizes"):
@@ -84,6 +92,8 @@ class NetworkConfig:
             require(len(sizes) >= 1 and all(isinstance(s, int) and s >= 1 for s in sizes), name, sizes,
                     "a non-empty list of positive integers")
         require(self.activation in ("relu", "tanh"), "activation", self.activation, "'relu' or 'tanh'")
+        require(isinstance(self.card_width, int) and self.card_width >= 1, "card_width", self.card_width,
+                "a positive integer")
 
 
 def layer_init(layer: nn.Linear, std: float = math.sqrt(2), bias_const: float = 0.0) -> nn.Linear:
@@ -114,12 +124,25 @@ class ActorCritic(nn.Module):
         self.config = config or NetworkConfig()
         self.obs_dim, self.state_dim, self.num_actions = obs_dim, state_dim, num_actions
         self.critic_dim = state_dim if self.config.central_critic else obs_dim
-        self.actor = mlp(obs_dim, self.config.hidden_sizes, num_actions, self.config.activation, 0.01)
+        if self.config.card_head:
+            self.actor: nn.Module = CardActor(obs_dim, players_for_size(obs_dim), self.config.hidden_sizes, num_actions,
+                                              self.config.activation, self.config.card_width)
+        else:
+            self.actor = mlp(obs_dim, self.config.hidden_sizes, num_actions, self.config.activation, 0.01)
         self.critic = mlp(self.critic_dim, self.config.critic_hidden_sizes, 1, self.config.activation, 1.0)
+
+    @property
+    def sparse_input(self) -> bool:
+        """Whether both first layers read :class:`SparseRows` directly (the plain MLPs; a card actor's features
+        need the dense observation)."""
+        return all(isinstance(net, nn.Sequential) and isinstance(net[0], SparseInputLinear)
+                   for net in (self.actor, self.critic))
 
     def masked_logits(self, obs: torch.Tensor | SparseRows, mask: torch.Tensor) -> torch.Tensor:
         """Logits ``[B, A]`` with illegal actions (``mask`` False) set to ``MASKED_LOGIT``.
         ``obs`` may be given by its non-zero entries (:func:`agents.sparse_linear.sparse_rows`)."""
+        if self.config.card_head and isinstance(obs, SparseRows):  # its features read the dense observation
+            obs = obs.dense()
         return self.actor(obs).masked_fill(~mask, MASKED_LOGIT)
 
     def value(self, critic_input: torch.Tensor | SparseRows) -> torch.Tensor:

@@ -125,6 +125,8 @@ class OpponentPool:
         if not agents or not all(isinstance(a, PPOAgent) and a.device.type == "cpu" for a in agents):
             return None
         actors = [a.model.actor for a in agents]
+        if not all(isinstance(actor, nn.Sequential) for actor in actors):  # a card actor is no plain layer stack
+            return None
 
         def layout(actor: nn.Module) -> list[tuple[type, Any]]:
             return [(type(m), tuple(m.weight.shape) if isinstance(m, nn.Linear) else None) for m in actor]

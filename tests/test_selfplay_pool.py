@@ -91,3 +91,20 @@ def test_other_agents_in_the_pool_play_one_by_one():
     pool.add(snapshots(1)[0], 1)
     actions = pool.act_batch(np.arange(len(obs)) % 2, obs, masks)
     assert masks[np.arange(len(obs)), actions].all()
+
+
+def test_card_aware_snapshots_act_slot_by_slot():
+    """A pool of card-aware networks (network.card_head: no plain layer stack to batch) acts as each snapshot."""
+    obs, masks = positions()
+    net = NetworkConfig(hidden_sizes=(32,), card_head=True, card_width=8)
+
+    def make(i: int) -> PPOAgent:
+        torch.manual_seed(200 + i)
+        return snapshot_agent(ActorCritic(797, 1369, 70, net), RULES, i)
+
+    pool, reference = OpponentPool(3, 2.0), [make(i) for i in range(3)]
+    for i in range(3):
+        pool.add(make(i), i)
+    slots = np.random.default_rng(2).integers(3, size=len(obs))
+    assert np.array_equal(pool.act_batch(slots, obs, masks), per_agent(reference, slots, obs, masks))
+    assert pool._stacked() is None

@@ -118,12 +118,21 @@ def test_the_state_dict_is_a_plain_linear_and_the_shipped_checkpoint_loads():
     assert not isinstance(net.actor[2], SparseInputLinear)  # only the layer that reads the encoding
     assert set(net.state_dict()) == {"actor.0.weight", "actor.0.bias", "actor.2.weight", "actor.2.bias",
                                      "critic.0.weight", "critic.0.bias", "critic.2.weight", "critic.2.bias"}
-    agent = load_ppo_agent(PRETRAINED_PATH)
-    x = _states(16, 20)[:, :agent.model.obs_dim]
-    dense_first = _dense_copy(agent.model.actor[0])
+    plain = load_ppo_agent(Path(__file__).resolve().parents[1] / "benchmarks/results/distill_values/ppo_run3.pt")
+    x = _states(32, 20)[:, :plain.model.obs_dim]  # 640 rows: the sparse path (MIN_ROWS) is taken
+    dense_first = _dense_copy(plain.model.actor[0])
     with torch.no_grad():
-        want = agent.model.actor[1:](dense_first(x))
-        torch.testing.assert_close(agent.model.actor(x), want, rtol=1e-4, atol=1e-4)
+        want = plain.model.actor[1:](dense_first(x))
+        torch.testing.assert_close(plain.model.actor(x), want, rtol=1e-4, atol=1e-4)
+    # The shipped network is card-aware (agents.card_net): its trunk's first layer is the sparse-aware one.
+    shipped = load_ppo_agent(PRETRAINED_PATH).model.actor
+    assert isinstance(shipped.trunk[0], SparseInputLinear)
+    assert not any(isinstance(m, SparseInputLinear) for m in list(shipped.trunk)[1:])
+    with torch.no_grad():
+        dense = _dense_copy(shipped.trunk[0])
+        sparse_out = shipped(x)
+        shipped.trunk[0] = dense
+        torch.testing.assert_close(shipped(x), sparse_out, rtol=1e-4, atol=1e-4)
 
 
 def test_the_sparse_path_is_taken_for_a_large_float32_batch(monkeypatch):

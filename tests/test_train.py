@@ -354,8 +354,8 @@ def test_expert_iteration_stores_only_the_teachers_labels_of_the_chosen_phases()
     assert (labels == again).all()  # the stored actions are the teacher's labels
 
 
-DISTILL_NETWORK = ["network.hidden_sizes=[256, 256]", "network.critic_hidden_sizes=[256, 256]",
-                   "warmstart.init_from=pretrained"]
+DISTILL_NETWORK = ["network.hidden_sizes=[256, 256]", "network.critic_hidden_sizes=[256, 256]", "network.card_head=true",
+                   "warmstart.init_from=pretrained"]  # the shipped network's shape
 
 
 def test_warm_start_from_the_shipped_checkpoint_starts_from_its_weights(tmp_path):
