@@ -14,7 +14,7 @@ DEALS ?= 2000
 TS_VENV ?= .venv-tianshou
 TS_PY := $(TS_VENV)/bin/python
 
-.PHONY: train resume eval notebook test test-tianshou bench clean plot play
+.PHONY: train resume eval notebook test test-tianshou lint docs docs-build bench clean plot play
 
 # Play against three heuristic players in the terminal (the environment alone would do: no torch needed).
 play: $(VENV)/.installed-dev
@@ -59,10 +59,23 @@ eval: $(VENV)/.installed-dev
 notebook: $(VENV)/.installed-lab
 	$(VENV)/bin/jupyter lab notebooks/quickstart.ipynb
 
-# CI runs this (bash .ci/run): every extra, so the integration tests run rather than skip.
+# CI runs this (bash .ci/run): every extra, so the integration tests run rather than skip; the suite includes
+# every `>>>` example of pcr_env and agents (pyproject: --doctest-modules), then the guard rails and the docs site.
 test: $(VENV)/.installed-all
 	$(PY) -m pytest -n 2 --durations=15 --ignore=tests/test_tianshou.py
 	$(MAKE) test-tianshou
+	$(MAKE) lint docs-build
+
+# ruff, codespell, large files, YAML (.pre-commit-config.yaml; `pre-commit install` runs them on every commit).
+lint: $(VENV)/.installed-all
+	$(VENV)/bin/pre-commit run --all-files --show-diff-on-failure
+
+# The documentation site (docs/, mkdocs.yml): `make docs` serves it on http://127.0.0.1:8000, docs-build checks it.
+docs: $(VENV)/.installed-all
+	$(VENV)/bin/mkdocs serve -a 127.0.0.1:8000
+
+docs-build: $(VENV)/.installed-all
+	$(VENV)/bin/mkdocs build --strict --site-dir site
 
 # tests/test_tianshou.py in its own venv (make test runs it after the main suite).
 test-tianshou: $(TS_VENV)/.installed
@@ -71,13 +84,13 @@ test-tianshou: $(TS_VENV)/.installed
 # Training curves of a run as a picture: make plot RUN_DIR=runs/default -> RUN_DIR/curves.png
 # (evaluation with 95% intervals, entropy, throughput, warm start; matplotlib is in the notebook extra).
 plot: $(VENV)/.installed-notebook
-	$(PY) -m agents.curves $(RUN_DIR) -o $(RUN_DIR)/curves.png
+	$(PY) -m agents.training.curves $(RUN_DIR) -o $(RUN_DIR)/curves.png
 
 bench: $(VENV)/.installed-bench
-	$(PY) benchmarks/env_throughput.py
-	$(PY) benchmarks/vector_throughput.py
-	$(PY) benchmarks/eval_throughput.py
-	$(PY) benchmarks/train_throughput.py
+	$(PY) benchmarks/speed/env_throughput.py
+	$(PY) benchmarks/speed/vector_throughput.py
+	$(PY) benchmarks/speed/eval_throughput.py
+	$(PY) benchmarks/speed/train_throughput.py
 
 clean:
 	rm -rf $(VENV) $(TS_VENV) .pytest_cache

@@ -17,7 +17,7 @@ What one iteration does, top to bottom (``train()``):
    trajectory ends at the end of the round (``ppo.return_horizon: round``, the
    default: the return of a decision is its team's score difference in that
    round, gamma = 1) or of the game. Nothing bootstraps across seats
-   (:mod:`agents.rollout`).
+   (:mod:`agents.training.rollout`).
 3. **GAE** along each seat's chain, value normalisation, then the clipped PPO
    update with masked logits (masks stored at collection and re-applied),
    entropy over legal actions, advantage normalisation per minibatch,
@@ -35,14 +35,14 @@ What one iteration does, top to bottom (``train()``):
    (everything needed to resume: weights, optimiser, counters, RNG streams,
    game states; the one before it is kept as ``latest.prev.pt``) and
    ``checkpoints/best.pt`` (best evaluation against ``eval.best_opponent``),
-   all written atomically with a checksum (:mod:`agents.checkpoint_io`).
+   all written atomically with a checksum (:mod:`agents.ppo.checkpoint`).
 
 Ctrl-C finishes the current iteration, saves ``latest.pt`` and exits; a second
 Ctrl-C aborts at once. ``--resume RUN_DIR`` continues that run exactly where it
 stopped, with any number of workers: the same optimiser state, counters and
 random streams, so a run interrupted and resumed produces the same weights as
 one that was not; after a kill, the logs are rewound to the checkpoint so the
-redone iterations appear once (:mod:`agents.training_log`). A non-finite loss
+redone iterations appear once (:mod:`agents.training.log`). A non-finite loss
 or weight stops the run before anything is written over a good checkpoint.
 
 The optional warm start (``warmstart.decisions > 0``) first clones a teacher
@@ -72,8 +72,9 @@ import yaml
 from pydantic import BaseModel, Field, model_validator
 from typing_extensions import Self
 
-from agents import checkpoint_io, parse_spec
-from agents.parallel import Workers, launched_by_torchrun
+from agents import parse_spec
+from agents.ppo import checkpoint as checkpoint_io
+from agents.training.workers import Workers, launched_by_torchrun
 from agents.ppo import (
     ActorCritic,
     NetworkConfig,
@@ -89,8 +90,8 @@ from agents.ppo import (
     read_checkpoint,
     sample_actions,
 )
-from agents.rollout import SeatRollout, compute_gae
-from agents.run_state import (
+from agents.training.rollout import SeatRollout, compute_gae
+from agents.training.run_state import (
     GracefulInterrupt,
     TrainingError,
     WorkerState,
@@ -101,10 +102,10 @@ from agents.run_state import (
     validate_resume_checkpoint,
     worker_snapshot,
 )
-from agents.selfplay import Opponents, OpponentPool, draw_opponents, round_outcome, snapshot_agent
-from agents.sparse_linear import sparse_pays, sparse_rows
-from agents.training_log import RunLog
-from agents.run_config import SECTION, Bool, Float, Int, apply_overrides, describe, load_yaml, require, to_plain, validate
+from agents.training.opponents import Opponents, OpponentPool, draw_opponents, round_outcome, snapshot_agent
+from agents.ppo.sparse_linear import sparse_pays, sparse_rows
+from agents.training.log import RunLog
+from agents.training.config_io import SECTION, Bool, Float, Int, apply_overrides, describe, load_yaml, require, to_plain, validate
 from pcr_env.config import RulesConfig
 from pcr_env.seating import derive_seed as stream_seed  # one seeding scheme for every tool
 from pcr_env.engine import Phase
@@ -239,7 +240,7 @@ class WarmStartConfig(BaseModel):
     """Agent spec of the teacher; it plays every seat of the warm-start games."""
     teacher_options: dict[str, Any] = Field(default_factory=dict)
     """Keyword arguments of the teacher's factory, e.g. ``{worlds: 16, phases: [play]}`` for a ``search:``
-    teacher (its budget per label: ``benchmarks/search_cost.py``); an unknown one is a ``TypeError``."""
+    teacher (its budget per label: ``benchmarks/speed/search_cost.py``); an unknown one is a ``TypeError``."""
     epochs: Int = 2
     """Passes over each rollout of teacher decisions."""
     learning_rate: Float = 1e-3
@@ -415,7 +416,7 @@ def network_outputs(model: ActorCritic, compute: Compute, x: torch.Tensor, mask:
     """Masked logits ``[B, A]`` and values ``[B]`` of input rows ``x`` (the observation, then the rest of the
     state for a central critic), as float32; the matrix products run in ``compute``'s precision."""
     if compute.dtype == torch.float32 and sparse_pays(x) and model.sparse_input:
-        # Both first layers are sparse-aware (agents.sparse_linear): find the non-zeros once for both.
+        # Both first layers are sparse-aware (agents.ppo.sparse_linear): find the non-zeros once for both.
         x = sparse_rows(x)
         obs = x.leading_columns(model.obs_dim)
     else:

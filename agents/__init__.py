@@ -2,24 +2,27 @@
 
 >>> from agents import make_agent, list_agents
 >>> sorted(list_agents())
-['greedy', 'heuristic', 'pimc', 'ppo:PATH', 'random', 'search:SPEC']
+['greedy', 'heuristic', 'mix:SPEC', 'pimc', 'ppo:PATH', 'random', 'search:SPEC']
 >>> make_agent("heuristic", seed=0)
 HeuristicAgent(seed=0)
 
-Layers: ``agents`` imports :mod:`pcr_env` (never the other way round) and torch only
-in :mod:`agents.ppo` (``ppo:PATH`` specs load it on demand). :mod:`agents.registry`
-builds agents from spec strings and is the entry point of the Gymnasium id
-``"PassCutRun-v0"``; :mod:`agents.play` is the terminal player
-(``python -m agents.play``). The duplicate evaluation harness lives in
-:mod:`agents.evaluation` (imported on demand: it pulls in scipy and tqdm);
-``evaluate.py`` is its command line.
+Subpackages by role: :mod:`agents.scripted` (random, greedy, heuristic), :mod:`agents.search`
+(decision-time search, ``pimc``, phase mixes), :mod:`agents.ppo` (the learned policy: network,
+checkpoints, the loadable agent), :mod:`agents.evaluation` (duplicate matches, statistics,
+reports; ``evaluate.py`` is its command line) and :mod:`agents.training` (the trainer's parts;
+``train.py`` is the loop). :mod:`agents.registry` builds agents from spec strings and is the entry
+point of the Gymnasium id ``"PassCutRun-v0"``; :mod:`agents.play` is the terminal player
+(``python -m agents.play``).
+
+Layers: ``agents`` imports :mod:`pcr_env` (never the other way round); torch only in
+:mod:`agents.ppo` and :mod:`agents.training` (``ppo:PATH`` specs load it on demand).
 """
 
-from .base import Agent, BaseAgent, legal_actions
-from .greedy import GreedyAgent
-from .heuristic import HeuristicAgent
-from .random_agent import RandomAgent
-from .registry import list_agents, make_agent, make_agents, parse_spec, register_agent
+from agents.base import Agent, BaseAgent, legal_actions
+from agents.scripted.greedy import GreedyAgent
+from agents.scripted.heuristic import HeuristicAgent
+from agents.scripted.random_agent import RandomAgent
+from agents.registry import list_agents, make_agent, make_agents, parse_spec, register_agent
 
 __all__ = [
     "Agent", "BaseAgent", "GreedyAgent", "HeuristicAgent", "RandomAgent", "legal_actions", "list_agents", "make_agent",

@@ -28,7 +28,7 @@ so one instance may play both seats of a partnership.
 Agents are built from short spec strings (``"heuristic"``, ``"ppo:pretrained"``, ``"search:ppo:pretrained"``)
 by :mod:`agents.registry`, whose docstring lists them, so every tool accepts the same names.
 
->>> from agents.random_agent import RandomAgent
+>>> from agents.scripted.random_agent import RandomAgent
 >>> import numpy as np
 >>> agent = RandomAgent(seed=0)
 >>> mask = np.zeros(70, np.int8); mask[[3, 17]] = 1

@@ -48,8 +48,8 @@ from pcr_env.render import SUIT_NAMES, cards_text, hand_text, legal_moves, move_
 from pcr_env.replay import VIEWER_FILE, GameRecorder, load_replays, write_viewer
 from pcr_env.seating import per_seat
 
-from .base import Agent
-from .registry import make_agents, spec_label
+from agents.base import Agent
+from agents.registry import make_agents, spec_label
 
 
 class IllegalInput(ValueError):

@@ -3,16 +3,16 @@
 =================  ===============================================================
 spec               agent
 =================  ===============================================================
-``random``         uniform over the legal actions (:class:`agents.random_agent.RandomAgent`)
-``greedy``         wins each trick as cheaply as it can, naive bids (:class:`agents.greedy.GreedyAgent`)
-``heuristic``      rule-based player (:class:`agents.heuristic.HeuristicAgent`)
+``random``         uniform over the legal actions (:class:`agents.scripted.random_agent.RandomAgent`)
+``greedy``         wins each trick as cheaply as it can, naive bids (:class:`agents.scripted.greedy.GreedyAgent`)
+``heuristic``      rule-based player (:class:`agents.scripted.heuristic.HeuristicAgent`)
 ``ppo:PATH``       a trained PPO policy loaded from a checkpoint (:func:`agents.ppo.load_ppo_agent`,
                    imported on demand: it needs torch); ``ppo:pretrained`` is the shipped one
 ``search:SPEC``    decision-time search with the base policy ``SPEC`` (:mod:`agents.search`, 64 worlds),
                    e.g. ``search:ppo:pretrained``, ``search:heuristic``
-``mix:SPEC``       ``SPEC`` except card play, made by the heuristic (:mod:`agents.phase_mix`; factory
+``mix:SPEC``       ``SPEC`` except card play, made by the heuristic (:mod:`agents.search.phase_mix`; factory
                    options ``other=`` and ``phases=`` hand other phases to another agent)
-``pimc``           double-dummy reference opponent, four players (:mod:`agents.pimc`, ``pimc`` extra)
+``pimc``           double-dummy reference opponent, four players (:mod:`agents.search.pimc`, ``pimc`` extra)
 =================  ===============================================================
 
 * :func:`make_agent` builds one agent from a spec; :func:`register_agent` adds a kind
@@ -52,10 +52,10 @@ from typing import Any
 from pcr_env.config import RulesConfig
 from pcr_env.seating import derive_seed, is_seat_agent, per_seat
 
-from .base import Agent
-from .greedy import GreedyAgent
-from .heuristic import HeuristicAgent
-from .random_agent import RandomAgent
+from agents.base import Agent
+from agents.scripted.greedy import GreedyAgent
+from agents.scripted.heuristic import HeuristicAgent
+from agents.scripted.random_agent import RandomAgent
 
 
 @dataclass(frozen=True)
@@ -217,7 +217,7 @@ make_gym_env = _GymEnvFactory()
 # ----------------------------------------------------------------------- built-in kinds
 def _ppo_factory(path: str, seed: int | None = None, **kwargs: Any) -> Agent:
     try:
-        from .ppo import load_ppo_agent  # imported lazily: it pulls in torch
+        from agents.ppo import load_ppo_agent  # imported lazily: it pulls in torch
     except ModuleNotFoundError as err:
         if err.name != "torch":
             raise
@@ -229,7 +229,7 @@ def _ppo_factory(path: str, seed: int | None = None, **kwargs: Any) -> Agent:
 
 
 def _search_factory(base_spec: str, seed: int | None = None, rules: RulesConfig | None = None, **kwargs: Any) -> Agent:
-    from .search import SearchAgent  # imported lazily, like ppo
+    from agents.search.agent import SearchAgent  # imported lazily, like ppo
 
     base = make_agent(base_spec, seed=seed, rules=rules)
     return SearchAgent(base, rules or getattr(base, "rules", None), seed=seed, source=f"search:{base_spec}", **kwargs)
@@ -237,7 +237,7 @@ def _search_factory(base_spec: str, seed: int | None = None, rules: RulesConfig 
 
 def _mix_factory(base_spec: str, seed: int | None = None, rules: RulesConfig | None = None, *,
                  other: str = "heuristic", phases: Sequence[str] = ("play",), **kwargs: Any) -> Agent:
-    from .phase_mix import PhaseMix
+    from agents.search.phase_mix import PhaseMix
 
     if not isinstance(other, str):
         raise ValueError(f"mix other={other!r} is not allowed: allowed an agent spec string, e.g. 'heuristic'")
@@ -247,7 +247,7 @@ def _mix_factory(base_spec: str, seed: int | None = None, rules: RulesConfig | N
 
 
 def _pimc_factory(seed: int | None = None, rules: RulesConfig | None = None, **kwargs: Any) -> Agent:
-    from .pimc import PIMCAgent  # needs the double-dummy solver of the pimc extra
+    from agents.search.pimc import PIMCAgent  # needs the double-dummy solver of the pimc extra
 
     return PIMCAgent(seed=seed, rules=rules, **kwargs)
 

@@ -13,7 +13,7 @@ import pytest
 
 from agents import Agent, GreedyAgent, HeuristicAgent, RandomAgent, list_agents, make_agent, parse_spec, register_agent
 from pcr_env.engine import legal_mask
-from agents.heuristic import PARAMS_4, best_trump, choose_discards, choose_pass, declare_value, estimate_tricks
+from agents.scripted.heuristic import PARAMS_4, best_trump, choose_discards, choose_pass, declare_value, estimate_tricks
 from pcr_env import engine as E
 from pcr_env.actions import BID_BASE, PASS_BID, bid_action, trump_action
 from pcr_env.cards import card_str, mask_of, parse_card, parse_cards

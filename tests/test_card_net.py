@@ -9,16 +9,17 @@ import numpy as np
 import pytest
 import torch
 
-from agents.card_net import CardActor, CardFeatures, card_feature_names, row_feature_names, row_feature_size
-from agents.heuristic import PARAMS_4, PARAMS_6, HeuristicAgent, _Play
+from agents.ppo.card_net import CardActor, CardFeatures, card_feature_names, row_feature_names, row_feature_size
+from agents.scripted.heuristic import PARAMS_4, PARAMS_6, HeuristicAgent, _Play
 from agents.ppo import ActorCritic, NetworkConfig, PPOAgent, build_model, make_checkpoint, read_checkpoint
+from pcr_env.knowledge import seat_knowledge
 from pcr_env.cards import beats
 from pcr_env.config import RulesConfig
 from pcr_env.engine import Phase, apply_action, legal_actions, new_game
 from pcr_env.observation import decode_observation, encode_observation, observation_size, state_size
 
 
-PLAIN = str(Path(__file__).resolve().parents[1] / "benchmarks/results/distill_values/ppo_run3.pt")
+PLAIN = str(Path(__file__).resolve().parents[1] / "agents/pretrained/ppo_run3.pt")
 """A plain 256x256 network: run 3's file, the ppo:pretrained shipped before the card-aware one."""
 
 
@@ -57,7 +58,7 @@ def test_card_features_match_the_heuristics_knowledge(players):
     checked_safe = 0
     for i, (obs, legal) in enumerate(positions):
         view = decode_observation(obs)
-        play = _Play(view, legal, params)
+        play = _Play(view, seat_knowledge(obs, players), legal, params)
         unseen = {c for suit in play.unseen_by_suit for c in suit}
         assert set(np.flatnonzero(col["unseen"][i])) == unseen
         assert set(np.flatnonzero(col["hand"][i])) == set(view.hand)
@@ -186,7 +187,7 @@ def test_init_from_a_plain_checkpoint_grafts_it(tmp_path):
     """warmstart.init_from: a plain checkpoint seeds a card-aware network of the same widths (train.py): it acts
     as the plain one, critic and value normaliser included; a card-aware network of other widths is refused."""
     import train
-    from agents.parallel import Workers
+    from agents.training.workers import Workers
 
     widths = ["network.hidden_sizes=[256, 256]", "network.critic_hidden_sizes=[256, 256]"]
     cfg = train.load_config("configs/smoke.yaml", [*widths, "network.card_head=true", f"warmstart.init_from={PLAIN}"])

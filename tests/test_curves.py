@@ -1,4 +1,4 @@
-"""Training curves as a picture (python -m agents.curves RUN_DIR): a valid PNG from a synthetic log and
+"""Training curves as a picture (python -m agents.training.curves RUN_DIR): a valid PNG from a synthetic log and
 from a real smoke run, logs without evaluations or warm start, resumed runs, and one-line errors."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("matplotlib", reason="agents.curves needs matplotlib: pip install -e '.[notebook]'")
+pytest.importorskip("matplotlib", reason="agents.training.curves needs matplotlib: pip install -e '.[notebook]'")
 
-from agents import curves  # noqa: E402
+from agents.training import curves  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -102,7 +102,7 @@ def smoke_run(tmp_path_factory):
 
 def test_real_smoke_run_through_the_command_line(smoke_run, tmp_path):
     out = tmp_path / "smoke.png"
-    proc = subprocess.run([sys.executable, "-m", "agents.curves", str(smoke_run), "-o", str(out)], cwd=ROOT,
+    proc = subprocess.run([sys.executable, "-m", "agents.training.curves", str(smoke_run), "-o", str(out)], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"wrote {out}"
@@ -152,10 +152,10 @@ def test_bad_logs_give_a_one_line_error(tmp_path, content, message):
     run.mkdir()
     if content is not None:
         (run / "log.jsonl").write_text(content)
-    proc = subprocess.run([sys.executable, "-m", "agents.curves", str(run)], cwd=ROOT, capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "agents.training.curves", str(run)], cwd=ROOT, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 2
-    assert proc.stderr.startswith("python -m agents.curves: error: ") and message in proc.stderr
+    assert proc.stderr.startswith("python -m agents.training.curves: error: ") and message in proc.stderr
     assert proc.stderr.count("\n") == 1, proc.stderr  # one line, no traceback
     assert not (run / "curves.png").exists()
 

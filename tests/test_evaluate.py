@@ -12,11 +12,13 @@ import pytest
 
 import evaluate as cli
 from agents import evaluation as ev
+from agents.evaluation import duplicate
 from agents import registry as agent_registry
 from agents.base import BaseAgent
 from agents.registry import register_agent
-from agents.heuristic import HeuristicAgent
-from agents.random_agent import RandomAgent
+from agents.scripted.heuristic import HeuristicAgent
+from agents.scripted.random_agent import RandomAgent
+from pcr_env.observation import encode_observation
 from pcr_env import engine as E
 from pcr_env.actions import PASS_BID
 from pcr_env.config import RulesConfig
@@ -66,8 +68,8 @@ def registered():
     yield add
     for kind in added:
         agent_registry._REGISTRY.pop(kind, None)
-        for key in [k for k in ev._AGENT_CACHE if k[0] == kind]:
-            ev._AGENT_CACHE.pop(key)
+        for key in [k for k in duplicate._AGENT_CACHE if k[0] == kind]:
+            duplicate._AGENT_CACHE.pop(key)
 
 
 # ------------------------------------------------------------------- the method
@@ -155,7 +157,7 @@ def test_tables_swap_the_teams(registered):
     registered("test-seat-x", lambda seed=None, rules=None: _SeatLogger(seed))
     registered("test-seat-y", lambda seed=None, rules=None: _SeatLogger(seed))
     ev.evaluate(["test-seat-x", "test-seat-y"], deals=3, seed=2, progress=False)
-    x, y = ev._AGENT_CACHE[("test-seat-x", 0, RulesConfig())], ev._AGENT_CACHE[("test-seat-y", 1, RulesConfig())]
+    x, y = duplicate._AGENT_CACHE[("test-seat-x", 0, RulesConfig())], duplicate._AGENT_CACHE[("test-seat-y", 1, RulesConfig())]
     rules = RulesConfig()
     for i in range(3):
         dealer = ev.make_deal(rules, 2, i).dealer
@@ -181,7 +183,7 @@ def test_score_difference_is_the_mean_of_both_tables_margins(registered):
             result_round = None
             while state.phase < E.Phase.ROUND_END:
                 agent = x if state.current % 2 == x_team else y
-                obs = {"observation": ev.encode_observation(state, state.current), "action_mask": E.legal_mask(state)}
+                obs = {"observation": encode_observation(state, state.current), "action_mask": E.legal_mask(state)}
                 result_round = E.apply_action(state, agent.act(obs), rng)
             margins.append(result_round.scores[x_team] - result_round.scores[1 - x_team])
         assert result.pairs[0].diffs[i] == sum(margins) / 2
@@ -367,9 +369,9 @@ def test_a_live_ppo_agent_evaluates_like_its_checkpoint():
     ckpt = ppo.read_checkpoint("pretrained")
     live = ppo.PPOAgent(ppo.build_model(ckpt), RulesConfig.from_kwargs(ckpt["rules"]),
                         greedy=bool(ckpt.get("act", {}).get("greedy", True)), source="live")
-    cached = dict(ev._AGENT_CACHE)
+    cached = dict(duplicate._AGENT_CACHE)
     by_object = ev.evaluate([live, "heuristic"], deals=4, seed=0, progress=False, rules=ckpt["rules"])
-    assert ev._AGENT_CACHE.keys() - cached.keys() <= {("heuristic", 1, RulesConfig.from_kwargs(ckpt["rules"]))}
+    assert duplicate._AGENT_CACHE.keys() - cached.keys() <= {("heuristic", 1, RulesConfig.from_kwargs(ckpt["rules"]))}
     by_spec = ev.evaluate(["ppo:pretrained", "heuristic"], deals=4, seed=0, progress=False, rules=ckpt["rules"])
     assert _figures(by_object) == _figures(by_spec)
     assert by_object.pairs[0].agent_a == "ppo"

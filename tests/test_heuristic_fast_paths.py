@@ -13,7 +13,7 @@ from itertools import product
 import numpy as np
 import pytest
 
-from agents.heuristic import PASS_SIZE, HeuristicAgent, _GIFT_VALUE, best_trump, choose_pass, estimate_tricks
+from agents.scripted.heuristic import PASS_SIZE, HeuristicAgent, _GIFT_VALUE, best_trump, choose_pass, estimate_tricks
 from pcr_env.config import RulesConfig
 from pcr_env.vector import VectorEnv
 

@@ -31,6 +31,6 @@ def test_every_module_imports_in_a_fresh_interpreter(name):
 
 
 def test_calibrate_heuristic_runs():
-    module = importlib.import_module("agents.calibrate_heuristic")
+    module = importlib.import_module("agents.scripted.calibrate")
     rows = module.forced_contracts(players=4, rounds=5, seed=1)
     assert rows.shape == (5, 4)

@@ -1,7 +1,7 @@
 """The layers: pcr_env works without agents and torch, and nothing imports in a circle.
 
 pcr_env (the game and its environments) -> numpy, numba, gymnasium, pettingzoo, pillow;
-agents -> pcr_env (torch only in agents.ppo); train.py and evaluate.py -> agents, pcr_env.
+agents -> pcr_env (torch only in agents.ppo and agents.training); train.py and evaluate.py -> agents, pcr_env.
 The first test runs pcr_env in an interpreter where ``import agents`` and ``import torch``
 fail; the others read every import statement (module level and inside functions) with
 ``ast`` and check the graph.
@@ -190,14 +190,27 @@ def test_pcr_env_imports_neither_agents_nor_torch_nor_the_scripts():
     assert {n: e for n, e in upward.items() if e} == {}
 
 
-def test_agents_never_import_the_scripts_and_only_the_ppo_wing_imports_torch():
+TORCH_PACKAGES = ("agents.ppo", "agents.training")  # the learned policy and the trainer's parts
+
+
+def test_agents_never_import_the_scripts_and_only_the_policy_and_training_packages_import_torch():
     graph = _graph()
     scripts = {n: sorted(e & set(SCRIPTS)) for n, e in graph.items() if n.split(".")[0] == "agents"}
     assert {n: e for n, e in scripts.items() if e} == {}
-    torch_users = sorted(n for n, e in graph.items() if n.split(".")[0] == "agents" and "torch" in e)
-    # The PPO wing (policy, rollout storage, distributed workers, checkpoints); never the registry or the play CLI.
-    assert not {"agents", "agents.base", "agents.registry", "agents.play", "agents.random_agent", "agents.greedy",
-                "agents.heuristic", "agents.evaluation"} & set(torch_users), torch_users
+    torch_users = sorted(n for n, e in graph.items() if "torch" in e)
+    allowed = [n for n in torch_users if n in SCRIPTS or any(n == p or n.startswith(p + ".") for p in TORCH_PACKAGES)]
+    assert torch_users == allowed, sorted(set(torch_users) - set(allowed))
+    assert "agents.ppo.network" in torch_users and "train" in torch_users  # the reader sees torch where it is
+
+
+def test_lower_layers_never_import_the_packages_above_them():
+    """agents.scripted/search/evaluation know nothing of training; agents.ppo knows nothing of training either."""
+    graph = _graph()
+    below_training = ("agents.base", "agents.registry", "agents.play", "agents.scripted", "agents.search",
+                      "agents.ppo", "agents.evaluation")
+    upward = {n: sorted(m for m in e if m.startswith("agents.training")) for n, e in graph.items()
+              if any(n == p or n.startswith(p + ".") for p in below_training)}
+    assert {n: e for n, e in upward.items() if e} == {}
 
 
 def test_the_graph_reader_sees_function_level_and_relative_imports():

@@ -1,4 +1,4 @@
-"""agents.phase_mix.PhaseMix: each decision goes to the agent of its phase (R4 bidding, R5 trump, R6 play)."""
+"""agents.search.phase_mix.PhaseMix: each decision goes to the agent of its phase (R4 bidding, R5 trump, R6 play)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import pytest
 
 from agents.base import BaseAgent
 from agents.evaluation import evaluate
-from agents.greedy import GreedyAgent
-from agents.heuristic import HeuristicAgent
-from agents.phase_mix import PhaseMix
+from agents.scripted.greedy import GreedyAgent
+from agents.scripted.heuristic import HeuristicAgent
+from agents.search.phase_mix import PhaseMix
 from pcr_env.engine import Phase
 from pcr_env.observation import decode_observation
 from pcr_env.vector import VectorEnv
@@ -73,7 +73,7 @@ def test_smoke_match_is_reproducible_across_workers():
 def test_module_doctest():
     import doctest
 
-    import agents.phase_mix
+    import agents.search.phase_mix
 
-    failures, tried = doctest.testmod(agents.phase_mix, optionflags=doctest.ELLIPSIS)
+    failures, tried = doctest.testmod(agents.search.phase_mix, optionflags=doctest.ELLIPSIS)
     assert tried > 0 and failures == 0

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, Field, model_validator
 
-from agents.run_config import (SECTION, Bool, ConfigError, Float, Int, apply_overrides, describe, load_yaml, require,
+from agents.training.config_io import (SECTION, Bool, ConfigError, Float, Int, apply_overrides, describe, load_yaml, require,
                                to_plain, validate)
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -96,7 +96,7 @@ def test_the_search_spec_names_its_base_and_checks_it():
 @pytest.fixture(scope="module")
 def pimc():
     require_library("endplay")
-    from agents import pimc as module
+    from agents.search import pimc as module
 
     return module
 
@@ -130,7 +130,7 @@ def test_declarer_tricks_count_a_solid_trump_suit(pimc):
 
 
 def test_pimc_plays_a_duplicate_match_and_refuses_six_players(pimc):
-    from agents.pimc import PIMCAgent
+    from agents.search.pimc import PIMCAgent
 
     result = evaluate([PIMCAgent(seed=0, worlds=2, bid_worlds=1), "heuristic"], deals=1, seed=2, progress=False)
     assert result.pairs[0].deals == 1

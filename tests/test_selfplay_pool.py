@@ -1,4 +1,4 @@
-"""The snapshot pool's batched forward pass (agents.selfplay.OpponentPool.act_batch): the same
+"""The snapshot pool's batched forward pass (agents.training.opponents.OpponentPool.act_batch): the same
 actions as each snapshot's own act_batch, its own random stream per snapshot, a fallback for
 other agents, and a rebuilt stack when a slot is replaced."""
 
@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from agents.ppo import ActorCritic, NetworkConfig, PPOAgent
-from agents.random_agent import RandomAgent
-from agents.selfplay import OpponentPool, snapshot_agent
+from agents.scripted.random_agent import RandomAgent
+from agents.training.opponents import OpponentPool, snapshot_agent
 from pcr_env.config import RulesConfig
 from pcr_env.vector import VectorEnv
 

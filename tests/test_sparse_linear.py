@@ -1,4 +1,4 @@
-"""The sparse-aware first layer (``agents.sparse_linear``): the same linear map and gradients as
+"""The sparse-aware first layer (``agents.ppo.sparse_linear``): the same linear map and gradients as
 ``nn.Linear`` on the network's real inputs, the same ``state_dict`` (old checkpoints load), the
 dense fallbacks, and a PPO update through the trainer's shared-non-zeros path equal to the same
 update through dense layers."""
@@ -13,10 +13,10 @@ import pytest
 import torch
 import torch.nn as nn
 
-from agents import sparse_linear
-from agents.parallel import Workers
+from agents.ppo import sparse_linear
+from agents.training.workers import Workers
 from agents.ppo import PRETRAINED_PATH, ActorCritic, NetworkConfig, load_ppo_agent
-from agents.sparse_linear import SparseInputLinear, sparse_rows
+from agents.ppo.sparse_linear import SparseInputLinear, sparse_rows
 from pcr_env.vector import VectorEnv
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -118,13 +118,13 @@ def test_the_state_dict_is_a_plain_linear_and_the_shipped_checkpoint_loads():
     assert not isinstance(net.actor[2], SparseInputLinear)  # only the layer that reads the encoding
     assert set(net.state_dict()) == {"actor.0.weight", "actor.0.bias", "actor.2.weight", "actor.2.bias",
                                      "critic.0.weight", "critic.0.bias", "critic.2.weight", "critic.2.bias"}
-    plain = load_ppo_agent(Path(__file__).resolve().parents[1] / "benchmarks/results/distill_values/ppo_run3.pt")
+    plain = load_ppo_agent(Path(__file__).resolve().parents[1] / "agents/pretrained/ppo_run3.pt")
     x = _states(32, 20)[:, :plain.model.obs_dim]  # 640 rows: the sparse path (MIN_ROWS) is taken
     dense_first = _dense_copy(plain.model.actor[0])
     with torch.no_grad():
         want = plain.model.actor[1:](dense_first(x))
         torch.testing.assert_close(plain.model.actor(x), want, rtol=1e-4, atol=1e-4)
-    # The shipped network is card-aware (agents.card_net): its trunk's first layer is the sparse-aware one.
+    # The shipped network is card-aware (agents.ppo.card_net): its trunk's first layer is the sparse-aware one.
     shipped = load_ppo_agent(PRETRAINED_PATH).model.actor
     assert isinstance(shipped.trunk[0], SparseInputLinear)
     assert not any(isinstance(m, SparseInputLinear) for m in list(shipped.trunk)[1:])

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from agents.rollout import SeatRollout, compute_gae
+from agents.training.rollout import SeatRollout, compute_gae
 from pcr_env.vector import VectorEnv
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -361,7 +361,7 @@ DISTILL_NETWORK = ["network.hidden_sizes=[256, 256]", "network.critic_hidden_siz
 def test_warm_start_from_the_shipped_checkpoint_starts_from_its_weights(tmp_path):
     """warmstart.init_from=pretrained: the shipped network (its shape read back from the file as tuples,
     the config's as YAML lists) is where training starts, value normaliser included."""
-    from agents.parallel import Workers
+    from agents.training.workers import Workers
     from agents.ppo import read_checkpoint
 
     cfg = train.load_config(SMOKE, DISTILL_NETWORK)
@@ -377,7 +377,7 @@ def test_warm_start_from_the_shipped_checkpoint_starts_from_its_weights(tmp_path
 
 
 def test_init_from_a_checkpoint_of_another_network_shape_is_refused(tmp_path):
-    from agents.parallel import Workers
+    from agents.training.workers import Workers
 
     cfg = train.load_config(SMOKE, ["warmstart.init_from=pretrained"])  # the smoke network is 32 wide
     with pytest.raises(ValueError, match="warmstart.init_from 'pretrained' has network"):
@@ -404,7 +404,7 @@ def test_expert_iteration_with_a_search_teacher_and_its_options(tmp_path):
 def test_an_unknown_teacher_option_is_a_type_error(tmp_path):
     cfg = train.load_config(SMOKE, [*DISTILL_NETWORK, "warmstart.teacher=search:heuristic",
                                     "warmstart.teacher_options={wrolds: 2}"])
-    from agents.parallel import Workers
+    from agents.training.workers import Workers
 
     with pytest.raises(TypeError, match="wrolds"):
         train.Trainer(Workers(), cfg, tmp_path / "run", None, quiet=True)

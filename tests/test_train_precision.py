@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from agents.parallel import Workers
+from agents.training.workers import Workers
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 import torch
 
-from agents import checkpoint_io
-from agents.parallel import Workers
+from agents.ppo import checkpoint as checkpoint_io
+from agents.training.workers import Workers
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -358,7 +358,7 @@ def test_a_run_stopped_after_its_first_iteration_saves_and_resumes(tmp_path):
 
 
 def test_rewinding_the_log_never_leaves_half_a_line(tmp_path):
-    from agents.training_log import rewind
+    from agents.training.log import rewind
 
     log = tmp_path / "log.jsonl"
     for size, expected in ((100, b"{1}\n{22}\n"), (9, b"{1}\n{22}\n"), (7, b"{1}\n"), (4, b"{1}\n"), (2, b"")):

@@ -1,4 +1,4 @@
-"""The world sampler (agents.worlds): consistent, exactly uniform, blind to hidden information.
+"""The world sampler (pcr_env.worlds): consistent, exactly uniform, blind to hidden information.
 
 * property: over seeded random games of every rules variant, each sampled world agrees with
   everything the observer knows (own cards, public record, hand sizes, voids R6.2, passed
@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import chisquare
 
-from agents.worlds import WorldSampler, bid_weights, bidding_positions, count_worlds, sample_world, sample_worlds
+from pcr_env.worlds import WorldSampler, bid_weights, bidding_positions, count_worlds, sample_world, sample_worlds
 from pcr_env import engine as E
 from pcr_env.cards import FULL_DECK, NUM_RANKS, SUIT_MASKS, cards_of
 from pcr_env.config import RulesConfig
@@ -466,7 +466,7 @@ def test_bid_weights_are_normalised_and_follow_the_policy():
 def test_module_doctest():
     import doctest
 
-    import agents.worlds
+    import pcr_env.worlds
 
-    failures, tried = doctest.testmod(agents.worlds)
+    failures, tried = doctest.testmod(pcr_env.worlds)
     assert tried and not failures

@@ -1,0 +1,138 @@
+"""The loadable PPO agent: a trained :class:`~agents.ppo.network.ActorCritic` behind the agent protocol.
+
+:func:`load_ppo_agent` turns any checkpoint written by ``train.py`` back into an agent with
+``act`` / ``act_batch`` (spec ``"ppo:PATH"`` in :func:`agents.make_agent`; ``"ppo:pretrained"``
+is the checkpoint shipped in ``agents/pretrained/``); :func:`export_agent` writes the agent part
+of a run's checkpoint.
+
+>>> import numpy as np
+>>> from pcr_env.config import RulesConfig
+>>> from agents.ppo.network import NetworkConfig
+>>> net = ActorCritic(797, 1369, 70, NetworkConfig(hidden_sizes=(32,), critic_hidden_sizes=(32,)))
+>>> agent = PPOAgent(net, RulesConfig(), seed=0)
+>>> mask = np.zeros((2, 70), np.int8); mask[0, [3, 9]] = 1; mask[1, 65] = 1
+>>> [int(a) in legal for a, legal in zip(agent.act_batch(np.zeros((2, 797), np.float32), mask), [(3, 9), (65,)])]
+[True, True]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from pcr_env.actions import NUM_ACTIONS
+from pcr_env.config import RulesConfig
+from agents.base import BaseAgent
+from agents.ppo.checkpoint import atomic_save, build_model, check_rules_compatible, read_checkpoint
+from agents.ppo.network import ActorCritic, log_probs, sample_actions
+
+
+def export_agent(source: str | Path, path: str | Path, **meta: Any) -> dict[str, Any]:
+    """Write the agent part of a checkpoint (e.g. a run's ``latest.pt``, 47 MB with its optimiser and random
+    streams) to ``path``: weights, value normaliser, rules and config, about 3 MB, as ``best.pt`` is.
+
+    It acts as the run's evaluations did (``eval.greedy`` of its config, greedy if absent); ``meta`` adds to the
+    source's iteration and decision counts. How the shipped file was made::
+
+        export_agent("runs/distill2/checkpoints/latest.pt", "agents/pretrained/ppo_pretrained.pt")
+    """
+    ckpt = read_checkpoint(source)
+    agent = {k: v for k, v in ckpt.items() if k not in ("training", "checksum")}
+    agent.setdefault("act", {"greedy": bool(ckpt.get("config", {}).get("eval", {}).get("greedy", True))})
+    counts = {k: ckpt.get("meta", {})[k] for k in ("iteration", "decisions") if k in ckpt.get("meta", {})}
+    agent["meta"] = {**counts, **meta}
+    atomic_save(agent, path)
+    return agent
+
+
+# --------------------------------------------------------------------------- the agent
+class PPOAgent(BaseAgent):
+    """A trained policy as an agent: greedy (most probable legal action) by default, or sampled.
+
+    Only the actor is used, on the acting seat's observation: the agent sees what
+    its seat sees. ``rules`` are the rules it was trained for (``.rules``).
+    """
+
+    name = "ppo"
+
+    def __init__(self, model: ActorCritic, rules: RulesConfig, *, greedy: bool = True, seed: int | None = None,
+                 device: str = "cpu", source: str = "ppo"):
+        super().__init__(seed)
+        self.model = model.to(device).eval()
+        self.rules, self.greedy, self.device, self.source = rules, greedy, torch.device(device), source
+        self.obs_dim = model.obs_dim
+        self.generator = torch.Generator(device=self.device)
+        self.reset(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Re-seed ``self.rng`` and, from it, the torch generator that samples actions."""
+        super().reset(seed)
+        self.generator.manual_seed(int(self.rng.integers(2**63)))
+
+    def get_state(self) -> dict[str, Any]:
+        """``{"rng": numpy state dict, "generator": torch ByteTensor}`` (loads with ``weights_only=True``)."""
+        return {**super().get_state(), "generator": self.generator.get_state()}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        super().set_state(state)
+        if "generator" in state:
+            self.generator.set_state(state["generator"])
+
+    def act(self, obs: dict[str, np.ndarray]) -> int:
+        return int(self.act_batch(np.asarray(obs["observation"])[None], np.asarray(obs["action_mask"])[None])[0])
+
+    @torch.no_grad()
+    def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        logits = self._logits(obs, masks)
+        if self.greedy:
+            actions = logits.argmax(-1)
+        else:
+            actions = sample_actions(log_probs(logits), self.generator)
+        return actions.cpu().numpy().astype(np.int64)
+
+    @torch.no_grad()
+    def action_probabilities(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The policy's probability of every action ``[N, 70]`` (0 for illegal ones), e.g. for a search's candidates."""
+        return log_probs(self._logits(obs, masks)).exp().cpu().numpy()
+
+    def _logits(self, obs: np.ndarray, masks: np.ndarray) -> torch.Tensor:
+        obs, masks = np.asarray(obs), np.asarray(masks)
+        if obs.ndim != 2 or masks.shape != (len(obs), NUM_ACTIONS):
+            raise ValueError(f"act_batch expects observations [N, {self.obs_dim}] and masks [N, {NUM_ACTIONS}], "
+                             f"got shapes {obs.shape} and {masks.shape}")
+        if obs.shape[1] != self.obs_dim:
+            raise ValueError(f"{self.source} expects observations of length {self.obs_dim} "
+                             f"({self.rules.players} players), got {obs.shape[1]}: the table has another number of players")
+        legal = masks.astype(bool)
+        empty = ~legal.any(axis=1)
+        if empty.any():
+            raise ValueError(f"action_mask rows {np.flatnonzero(empty).tolist()} have no legal action")
+        x = torch.as_tensor(obs, dtype=torch.float32, device=self.device)
+        m = torch.as_tensor(legal, device=self.device)
+        return self.model.masked_logits(x, m)
+
+    def __repr__(self) -> str:
+        return f"PPOAgent({self.source!r}, greedy={self.greedy}, seed={self.seed!r})"
+
+
+def load_ppo_agent(path: str, seed: int | None = None, device: str = "cpu", *, greedy: bool | None = None,
+                   rules: RulesConfig | dict[str, Any] | None = None) -> PPOAgent:
+    """Agent from a checkpoint written by ``train.py`` (``"pretrained"``: the shipped one).
+
+    ``rules``, when given, are the rules of the table: a checkpoint trained for
+    another variant is refused. ``greedy=False`` samples from the policy with a
+    generator seeded by ``seed``; ``None`` uses the checkpoint's setting (``eval.greedy``
+    of its training config; greedy if absent).
+    """
+    ckpt = read_checkpoint(path)
+    source = f"PPO checkpoint {str(path)!r}"
+    if rules is not None:
+        check_rules_compatible(ckpt["rules"], rules, source)
+    model = build_model(ckpt)
+    if greedy is None:
+        greedy = bool(ckpt.get("act", {}).get("greedy", True))
+    return PPOAgent(model, RulesConfig.from_kwargs(ckpt["rules"]), greedy=greedy, seed=seed, device=device,
+                    source=source)

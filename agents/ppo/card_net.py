@@ -1,0 +1,403 @@
+"""A card-aware actor: what a card player computes from the observation, and one scorer shared by every card.
+
+The plain actor (:func:`agents.ppo.network.mlp`) reads the observation's 797 entries and must learn for each
+of the 52 cards separately which one is still out, which of mine is the highest left in its suit, whether it
+would take the trick and whether an opponent still to play could take it back.
+
+:class:`CardFeatures` computes them, as a function of the observation alone (the seat's card knowledge comes
+from :mod:`pcr_env.knowledge`, so an agent using it still sees only what its seat may know), in float32 whatever the autocast. :class:`CardActor` feeds its per-row features
+to the usual trunk and scores every card with one small network over that card's features and the trunk's
+output, so a rule learned for one card holds for all of them; that score is added to the trunk's logits of
+the card actions (pass, discard, play). It is chosen with ``network.card_head: true`` (``NetworkConfig``).
+
+Per-card features (``[B, F, 52]``; relative seats ``k = 1 .. n-1`` as in the observation):
+
+=====================  ======================================================================================
+name                   meaning
+=====================  ======================================================================================
+hand, unseen           in my hand; not in my hand, played or discarded by me (somebody else holds it)
+passed_held            I passed it, not yet played: its holder is known (R3.3)
+played, passed, recv   played this round; passed by me; received by me
+rank                   rank / 12
+trump, led             of the trump suit; of the suit led to this trick
+on_trick, best         on the current trick; the card winning it so far
+higher_unseen          unseen cards of its suit ranked above it, / 13 (0: it is the boss of its suit)
+lower_unseen           unseen cards of its suit ranked below it, / 13
+my_higher, my_lower    my cards of its suit above / below it, / 13
+boss                   no unseen card of its suit is higher
+my_suit, unseen_suit   my cards / unseen cards of its suit, / 13
+wins_now               played now, it would take the trick so far (always 1 on an empty trick)
+opp_can_beat           an opponent still to play could take it back (could hold a higher card of its
+                       suit, or could be void in the led suit and hold a trump that beats it)
+safe_win               wins_now and not opp_can_beat
+opp_may_cut            an opponent may be void in its suit and hold a trump (it is not a trump)
+partner_may_cut        the same for my partner(s)
+equal_below, _above    a card of mine of its suit, below / above it, with no unseen card between them
+may_hold_k             seat k could hold it (unseen, k not void in its suit, not passed to another seat)
+higher_may_k           cards of its suit above it that seat k could hold, / 13
+=====================  ======================================================================================
+
+Per-row features (``[B, G]``): which seats have played to the trick, who is winning it (one-hot seat,
+partner / opponent winning, empty trick), which seats are still to play, how many cards of each suit every
+other seat could hold, unseen and own cards per suit, whether the card winning the trick is safe from the
+opponents still to play, the rank of the card led, cards left in hand, my trumps and unseen trumps.
+
+>>> import numpy as np, torch
+>>> from pcr_env.engine import new_game
+>>> from pcr_env.config import RulesConfig
+>>> from pcr_env.observation import encode_observation
+>>> obs = torch.from_numpy(encode_observation(new_game(RulesConfig(first_dealer=0), np.random.default_rng(1)), 1))[None]
+>>> per_card, per_row = CardFeatures(4)(obs)
+>>> tuple(per_card.shape), tuple(per_row.shape), int(per_card[0, CardFeatures(4).index("hand")].sum())
+((1, 31, 52), (1, 39), 13)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+import torch.nn as nn
+from numba import njit
+
+from pcr_env.cards import NUM_CARDS
+from pcr_env.config import RulesConfig
+from pcr_env.knowledge import knowledge_offsets, row_knowledge
+from pcr_env.observation import observation_layout
+
+from agents.ppo.sparse_linear import SparseInputLinear
+
+
+def card_feature_names(players: int) -> list[str]:
+    """Names of the per-card features, in order (the module docstring's table)."""
+    base = ["hand", "unseen", "passed_held", "played", "passed", "recv", "rank", "trump", "led", "on_trick", "best",
+            "higher_unseen", "lower_unseen", "my_higher", "my_lower", "boss", "my_suit", "unseen_suit", "wins_now",
+            "opp_can_beat", "safe_win", "opp_may_cut", "partner_may_cut", "equal_below", "equal_above"]
+    return base + [f"may_hold_{k}" for k in range(1, players)] + [f"higher_may_{k}" for k in range(1, players)]
+
+
+def row_feature_names(players: int) -> list[str]:
+    """Names of the per-row features, in order."""
+    n = players
+    return ([f"on_trick_{k}" for k in range(n)] + [f"winner_{k}" for k in range(n)]
+            + ["partner_winning", "opponent_winning", "trick_empty"] + [f"to_play_{k}" for k in range(1, n)]
+            + [f"may_count_{k}_{s}" for k in range(1, n) for s in "CDHS"] + [f"unseen_{s}" for s in "CDHS"]
+            + [f"mine_{s}" for s in "CDHS"] + ["best_safe", "led_rank", "cards_left", "my_trumps", "unseen_trumps"])
+
+
+def row_feature_size(players: int) -> int:
+    return len(row_feature_names(players))
+
+
+# Where the kernel reads the observation beyond the seat's card knowledge (pcr_env.knowledge): slice starts.
+_SLICES = ("passed", "received", "played", "trick", "trump", "led_suit")
+_PASSED, _RECEIVED, _PLAYED, _TRICK, _TRUMP, _LED = range(len(_SLICES))
+
+
+@njit(cache=True, nogil=True)
+def _features_kernel(obs, n, off, known_off, cards, rows):
+    """Every row of ``obs`` into ``cards[b, f, c]`` and ``rows[b, g]`` (the module docstring's features, in the order of
+    :func:`card_feature_names` and :func:`row_feature_names`); seats are relative, 0 being the observer."""
+    R = 13
+    f32 = np.float32
+    thirteen = f32(13.0)
+    hand = np.zeros(52, np.int64)
+    unseen = np.zeros(52, np.int64)
+    passed_held = np.zeros(52, np.int64)
+    on_trick = np.zeros(52, np.int64)
+    strength = np.zeros(52, np.int64)
+    may_hold = np.zeros((n, 52), np.int64)
+    higher_may = np.zeros((n, 52), np.int64)
+    may_count = np.zeros((n, 4), np.int64)
+    seat_on_trick = np.zeros(n, np.int64)
+    winner = np.zeros(n, np.int64)
+    to_play = np.zeros(n, np.int64)
+    may_trump = np.zeros(n, np.int64)
+    running = np.zeros(n, np.int64)
+    opp_beats = np.zeros(52, np.int64)
+    for b in range(obs.shape[0]):
+        o = obs[b]
+        F = cards[b]
+        trump = -1
+        led = -1
+        for s in range(4):
+            if o[off[_TRUMP] + s] > 0:
+                trump = s
+            if o[off[_LED] + s] > 0:
+                led = s
+        row_knowledge(o, n, known_off, hand, unseen, passed_held, may_hold)
+        started = 0
+        for c in range(52):
+            played = 0
+            on_trick[c] = 0
+            for k in range(n):
+                if o[off[_PLAYED] + k * 52 + c] > 0:
+                    played = 1
+                if o[off[_TRICK] + k * 52 + c] > 0:
+                    on_trick[c] = 1
+                    started = 1
+            suit, rank = c // R, c % R
+            # Strength under R6.4 against the led suit: trumps, then the led suit, then the rest, by rank.
+            strength[c] = rank + (32 if suit == trump else (16 if suit == led else 0))
+            F[0, c], F[1, c], F[2, c], F[3, c] = hand[c], unseen[c], passed_held[c], played
+            F[4, c] = 1 if o[off[_PASSED] + c] > 0 else 0
+            F[5, c] = 1 if o[off[_RECEIVED] + c] > 0 else 0
+            F[6, c] = f32(rank) / f32(12.0)
+            F[7, c] = 1 if suit == trump else 0
+            F[8, c] = 1 if suit == led else 0
+            F[9, c] = on_trick[c]
+        for k in range(1, n):
+            for s in range(4):
+                may_count[k, s] = 0
+            for c in range(52):
+                may_count[k, c // R] += may_hold[k, c]
+            may_trump[k] = 1 if trump >= 0 and may_count[k, trump] > 0 else 0
+        # Counts above / below each card in its suit, by running sums from the top and the bottom of each suit.
+        for s in range(4):
+            above_unseen, above_mine = 0, 0
+            for k in range(1, n):
+                running[k] = 0
+            for r in range(R - 1, -1, -1):
+                c = s * R + r
+                F[11, c] = f32(above_unseen) / thirteen
+                F[13, c] = f32(above_mine) / thirteen
+                F[15, c] = 1 if above_unseen == 0 else 0
+                for k in range(1, n):
+                    higher_may[k, c] = running[k]
+                    running[k] += may_hold[k, c]
+                above_unseen += unseen[c]
+                above_mine += hand[c]
+            # Equal cards: the nearest card below (above) c that is mine or unseen is mine (no unseen card between).
+            below_unseen, below_mine = 0, 0
+            nearest = 0  # 1: mine, -1: unseen, 0: none yet
+            for r in range(R):
+                c = s * R + r
+                F[12, c] = f32(below_unseen) / thirteen
+                F[14, c] = f32(below_mine) / thirteen
+                F[16, c] = f32(above_mine) / thirteen  # the suit's totals (the loop above has run through it)
+                F[17, c] = f32(above_unseen) / thirteen
+                F[23, c] = 1 if nearest == 1 else 0
+                below_unseen += unseen[c]
+                below_mine += hand[c]
+                nearest = 1 if hand[c] else (-1 if unseen[c] else nearest)
+            nearest = 0
+            for r in range(R - 1, -1, -1):
+                c = s * R + r
+                F[24, c] = 1 if nearest == 1 else 0
+                nearest = 1 if hand[c] else (-1 if unseen[c] else nearest)
+        best_strength = -1
+        for c in range(52):
+            if on_trick[c] and strength[c] > best_strength:
+                best_strength = strength[c]
+        for k in range(n):
+            seat_on_trick[k] = 0
+            winner[k] = 0
+        count_on = 0
+        leader_card = -1
+        for k in range(n):
+            for c in range(52):
+                if o[off[_TRICK] + k * 52 + c] > 0:
+                    seat_on_trick[k] = 1
+                    count_on += 1
+                    if strength[c] == best_strength:
+                        winner[k] = 1
+        leader = (n - count_on) % n
+        for c in range(52):
+            if started and o[off[_TRICK] + leader * 52 + c] > 0:
+                leader_card = c
+        for k in range(1, n):
+            to_play[k] = 1 - seat_on_trick[k] if started else 1
+        for c in range(52):
+            F[10, c] = 1 if on_trick[c] and strength[c] == best_strength else 0
+            wins = 1 if (not started or strength[c] > best_strength) else 0
+            F[18, c] = wins
+            suit = c // R
+            is_trump = suit == trump
+            led_here = suit if not started else led  # the led suit, or c's own when I lead
+            follows = suit == led_here
+            opp = 0
+            opp_cut, partner_cut = 0, 0
+            for k in range(1, n):
+                void_led = 1 if may_count[k, led_here] == 0 else 0
+                higher = 1 if higher_may[k, c] > 0 else 0
+                if follows:
+                    beat = 1 if (higher or (void_led and may_trump[k] and led_here != trump)) else 0
+                elif is_trump:
+                    beat = void_led * higher  # a cut: beaten only by a higher trump of a seat also void
+                else:
+                    beat = 1  # a discard never wins
+                if k % 2 == 1 and to_play[k] and beat:
+                    opp = 1
+                # Could seat k ruff c's suit: it may be void in it and may hold a trump (c not a trump)?
+                if not is_trump and may_count[k, suit] == 0 and may_trump[k]:
+                    if k % 2 == 1:
+                        opp_cut = 1
+                    else:
+                        partner_cut = 1
+            opp_beats[c] = opp
+            F[19, c] = opp
+            F[20, c] = wins * (1 - opp)
+            F[21, c] = opp_cut
+            F[22, c] = partner_cut
+            for k in range(1, n):
+                F[25 + k - 1, c] = may_hold[k, c]
+                F[25 + n - 1 + k - 1, c] = f32(higher_may[k, c]) / thirteen
+        row = rows[b]
+        j = 0
+        for k in range(n):
+            row[j + k] = seat_on_trick[k]
+            row[j + n + k] = winner[k]
+        j += 2 * n
+        partner_winning, opponent_winning = 0, 0
+        for k in range(1, n):
+            if winner[k]:
+                if k % 2 == 1:
+                    opponent_winning = 1
+                else:
+                    partner_winning = 1
+        row[j], row[j + 1], row[j + 2] = partner_winning, opponent_winning, 1 - started
+        j += 3
+        for k in range(1, n):
+            row[j] = to_play[k]
+            j += 1
+        for k in range(1, n):
+            for s in range(4):
+                row[j] = f32(may_count[k, s]) / thirteen
+                j += 1
+        mine_trumps, unseen_trumps, cards_left = 0, 0, 0
+        for s in range(4):
+            u, m = 0, 0
+            for r in range(R):
+                u += unseen[s * R + r]
+                m += hand[s * R + r]
+            row[j + s] = f32(u) / thirteen
+            row[j + 4 + s] = f32(m) / thirteen
+            cards_left += m
+            if s == trump:
+                mine_trumps, unseen_trumps = m, u
+        j += 8
+        best_safe = 0
+        for c in range(52):
+            if F[10, c] > 0 and not opp_beats[c]:
+                best_safe = 1
+        row[j] = best_safe
+        row[j + 1] = f32(leader_card % R) / f32(12.0) if leader_card >= 0 else 0
+        row[j + 2] = f32(cards_left) / thirteen
+        row[j + 3] = f32(mine_trumps) / thirteen
+        row[j + 4] = f32(unseen_trumps) / thirteen
+
+
+def card_features(obs: np.ndarray, players: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-card ``[B, F, 52]`` and per-row ``[B, G]`` features (float32) of observations ``obs [B, obs_dim]``."""
+    obs = np.ascontiguousarray(obs, dtype=np.float32)
+    layout = observation_layout(players)
+    if obs.ndim != 2 or obs.shape[1] != layout.size:
+        raise ValueError(f"card_features: observations must be [N, {layout.size}] for {players} players, "
+                         f"got shape {obs.shape}")
+    cards = np.zeros((len(obs), len(card_feature_names(players)), NUM_CARDS), np.float32)
+    rows = np.zeros((len(obs), row_feature_size(players)), np.float32)
+    off = np.array([layout[name].start for name in _SLICES], np.int64)
+    _features_kernel(obs, players, off, knowledge_offsets(players), cards, rows)
+    return cards, rows
+
+
+class CardFeatures(nn.Module):
+    """Observation ``[B, obs_dim]`` -> (per-card ``[B, F, 52]``, per-row ``[B, G]``) features (module docstring).
+
+    No parameters and no gradient: every value is a function of the observation, computed once per row by a
+    compiled kernel (:func:`card_features`), in float32 whatever the autocast.
+    """
+
+    def __init__(self, players: int):
+        super().__init__()
+        self.players = players
+        self.names = card_feature_names(players)
+        self.num_card_features = len(self.names)
+        self.num_row_features = row_feature_size(players)
+
+    def index(self, name: str) -> int:
+        return self.names.index(name)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        cards, rows = card_features(obs.detach().float().cpu().numpy(), self.players)
+        return torch.from_numpy(cards).to(obs.device), torch.from_numpy(rows).to(obs.device)
+
+
+def _init(layer: nn.Linear, std: float = math.sqrt(2)) -> nn.Linear:
+    nn.init.orthogonal_(layer.weight, std)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+class CardActor(nn.Module):
+    """Trunk over the observation and the per-row features, plus one scorer shared by all cards.
+
+    ``forward(obs) -> logits [B, num_actions]``: the trunk's logits, with the logit of every card action of a
+    card in hand raised by the card scorer's output for that card (``card_width`` wide, two hidden layers,
+    reading the card's features and a ``card_width`` projection of the trunk's last hidden layer). A card
+    action is only ever legal for a card in hand (pass, discard, play), so the scorer runs over the
+    ``max_hand`` hand slots of a row, not all 52 cards.
+    """
+
+    def __init__(self, obs_dim: int, players: int, hidden_sizes: tuple[int, ...], num_actions: int,
+                 activation: str = "relu", card_width: int = 64):
+        super().__init__()
+        rules = RulesConfig(players=players)
+        self.max_hand = rules.hand_size + rules.kitty_size  # R9.3: the declarer holds the kitty before discarding
+        self.features = CardFeatures(players)
+        act = {"relu": nn.ReLU, "tanh": nn.Tanh}[activation]
+        layers: list[nn.Module] = []
+        width = obs_dim + self.features.num_row_features
+        for i, h in enumerate(hidden_sizes):
+            # The first layer reads the mostly-zero observation (and the row features): sparse-aware, as the plain
+            # actor's (agents.ppo.sparse_linear; same parameters as nn.Linear).
+            layers += [_init((SparseInputLinear if i == 0 else nn.Linear)(width, h)), act()]
+            width = h
+        self.trunk = nn.Sequential(*layers)
+        self.head = _init(nn.Linear(width, num_actions), 0.01)
+        self.context = _init(nn.Linear(width, card_width))
+        self.card_in = _init(nn.Linear(self.features.num_card_features, card_width))
+        self.card_hidden = _init(nn.Linear(card_width, card_width))
+        self.card_out = _init(nn.Linear(card_width, 1), 0.01)
+        self.act = act()
+
+    @torch.no_grad()
+    def load_plain(self, plain: nn.Sequential) -> None:
+        """Take the weights of a plain actor of the same hidden sizes (:func:`agents.ppo.mlp`) so that this actor
+        computes exactly its logits: the trunk reads the row features with zero weights and the card scorer's
+        output layer starts at zero. Training then adds card play to a network that already bids and passes."""
+        linears = [m for m in plain if isinstance(m, nn.Linear)]
+        mine = [m for m in self.trunk if isinstance(m, nn.Linear)] + [self.head]
+        shapes = [tuple(m.weight.shape) for m in linears]
+        expected = [(m.weight.shape[0], m.weight.shape[1] - (self.features.num_row_features if i == 0 else 0))
+                    for i, m in enumerate(mine)]
+        if shapes != expected:
+            raise ValueError(f"a plain actor with layers {shapes} does not fit this card actor (layers {expected})")
+        for i, (src, dst) in enumerate(zip(linears, mine)):
+            dst.weight.zero_()
+            dst.weight[:, :src.weight.shape[1]] = src.weight
+            dst.bias.copy_(src.bias)
+        self.card_out.weight.zero_()
+        self.card_out.bias.zero_()
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            cards, rows = self.features(obs)
+            hand = cards[:, 0]
+            if obs.shape[0] and int(hand.sum(1).max()) > self.max_hand:
+                raise ValueError(f"an observation holds {int(hand.sum(1).max())} cards in hand, more than "
+                                 f"{self.max_hand}: it is not an observation of this table size")
+            # The hand's cards first (a stable sort keeps them in card order), then cards not held.
+            slots = torch.argsort(hand, dim=1, descending=True, stable=True)[:, :self.max_hand]
+            held = hand.gather(1, slots)
+            slot_features = cards.gather(2, slots[:, None, :].expand(-1, cards.shape[1], -1)).transpose(1, 2)
+        h = self.trunk(torch.cat([obs, rows.to(obs.dtype)], 1))
+        u = self.act(self.card_in(slot_features) + self.context(h)[:, None, :])
+        score = self.card_out(self.act(self.card_hidden(u))).squeeze(-1) * held  # [B, max_hand]
+        logits = self.head(h)
+        card_logits = logits[:, :NUM_CARDS].scatter_add(1, slots, score.to(logits.dtype))
+        return torch.cat([card_logits, logits[:, NUM_CARDS:]], 1)
+
+
+__all__ = ["CardFeatures", "CardActor", "card_features", "card_feature_names", "row_feature_names", "row_feature_size"]

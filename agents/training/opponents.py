@@ -1,0 +1,226 @@
+"""Opponents for self-play: the mix of opponent kinds and a pool of frozen snapshots.
+
+Every game of a training batch has an opponent, drawn again whenever a
+trajectory ends (see ``train.py``): ``"self"`` (both teams are the current
+network and both produce training data), ``"snapshot"`` (a frozen past version
+of the network from :class:`OpponentPool`) or any agent spec accepted by
+:func:`agents.make_agent` (``"heuristic"``, ``"random"``, ``"ppo:PATH"``).
+
+The pool is sampled by prioritised fictitious self-play (AlphaStar's PFSP with
+the "hard" weighting): snapshot ``j`` is drawn with weight ``(1 - p_j) ** power``
+where ``p_j`` is the learner's estimated probability of winning a round against
+it (ties count one half, Laplace prior), so the learner meets the snapshots it
+struggles against more often; ``power = 0`` is uniform.
+
+:meth:`OpponentPool.act_batch` plays every snapshot's rows of a step in one batched forward
+pass over the pool's stacked weights (``torch.baddbmm``): ten small forward passes per step
+cost ten times the per-call overhead, which grew the rollout time by about a third once the pool
+was full. Each snapshot still samples with its own random stream.
+
+>>> import numpy as np
+>>> pool = OpponentPool(capacity=2, pfsp_power=2.0)
+>>> pool.add(object(), iteration=0), pool.add(object(), iteration=5)  # slots
+(0, 1)
+>>> pool.record(0, wins=9.0, rounds=10.0); pool.record(1, wins=1.0, rounds=10.0)
+>>> pool.weights().round(3).tolist()   # snapshot 1 beats the learner: drawn far more often
+[0.038, 0.962]
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from pcr_env.config import RulesConfig
+
+from agents.ppo.agent import PPOAgent
+from agents.ppo.network import MASKED_LOGIT, ActorCritic, log_probs, sample_actions
+
+
+class OpponentPool:
+    """Up to ``capacity`` frozen policies (the newest replaces the oldest) with per-slot win statistics.
+
+    ``dtype`` is the precision of :meth:`act_batch`'s matrix products: the trainer passes its own
+    (``Config.precision``), so snapshots play in the precision the learner's rollouts use.
+    """
+
+    def __init__(self, capacity: int, pfsp_power: float, dtype: torch.dtype = torch.float32):
+        self.capacity, self.pfsp_power, self.dtype = capacity, pfsp_power, dtype
+        self.agents: list[Any] = []
+        self.iterations: list[int] = []
+        self.wins = np.zeros(capacity, np.float64)
+        self.rounds = np.zeros(capacity, np.float64)
+        self.next_slot = 0
+        self._stack: list[tuple[torch.Tensor, torch.Tensor, Callable[[torch.Tensor], torch.Tensor] | None]] | None = None
+
+    def __len__(self) -> int:
+        return len(self.agents)
+
+    def add(self, agent: Any, iteration: int) -> int:
+        """Store ``agent`` (a frozen policy); returns its slot. Statistics of a reused slot restart."""
+        slot = self.next_slot
+        if slot == len(self.agents):
+            self.agents.append(agent)
+            self.iterations.append(iteration)
+        else:
+            self.agents[slot], self.iterations[slot] = agent, iteration
+        self.wins[slot] = self.rounds[slot] = 0.0
+        self.next_slot = (slot + 1) % self.capacity
+        self._stack = None  # rebuilt at the next act_batch
+        return slot
+
+    def act_batch(self, slots: np.ndarray, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Actions for rows ``obs``/``masks``, row ``i`` played by the snapshot in ``slots[i]``.
+
+        The same policies and random streams as ``self.agents[slot].act_batch`` on each slot's rows
+        (in float32 the logits agree to float rounding), computed in one batched pass when every
+        snapshot is a CPU :class:`PPOAgent` with the same MLP shape; otherwise slot by slot.
+        """
+        slots = np.asarray(slots)
+        actions = np.empty(len(slots), np.int64)
+        present = np.unique(slots)
+        stack = self._stacked()
+        if stack is None:
+            for slot in present:
+                rows = np.flatnonzero(slots == slot)
+                actions[rows] = self.agents[slot].act_batch(obs[rows], masks[rows])
+            return actions
+        # Rows grouped by slot into a zero-padded [slots, widest group, obs_dim] block.
+        order = np.argsort(slots, kind="stable")
+        counts = np.bincount(slots, minlength=len(self.agents))
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        position = np.arange(len(slots)) - np.repeat(starts, counts)  # rank of each sorted row in its group
+        block = torch.zeros(len(self.agents), int(counts.max()), obs.shape[1], dtype=self.dtype)
+        sorted_slots = torch.from_numpy(slots[order])
+        sorted_pos = torch.from_numpy(position)
+        block[sorted_slots, sorted_pos] = torch.as_tensor(obs[order]).to(self.dtype)
+        with torch.no_grad():
+            h = block
+            for weight, bias, activation in stack:
+                h = torch.baddbmm(bias, h, weight)
+                if activation is not None:
+                    h = activation(h)
+            logits = h[sorted_slots, sorted_pos].float().masked_fill(
+                ~torch.as_tensor(masks[order], dtype=torch.bool), MASKED_LOGIT)
+            sorted_rows = slots[order]
+            for slot in present:  # each snapshot chooses as its own act_batch does, with its own stream
+                sel = np.flatnonzero(sorted_rows == slot)
+                agent = self.agents[slot]
+                group = logits[sel]
+                chosen = group.argmax(-1) if agent.greedy else sample_actions(log_probs(group), agent.generator)
+                actions[order[sel]] = chosen.numpy()
+        return actions
+
+    def _stacked(self) -> list[tuple[torch.Tensor, torch.Tensor, Callable[[torch.Tensor], torch.Tensor] | None]] | None:
+        """Per layer: weights ``[slots, in, out]``, biases ``[slots, 1, out]`` and the activation after
+        it, or ``None`` if the snapshots are not all CPU PPOAgents of one MLP shape."""
+        if self._stack is not None:
+            return self._stack
+        agents = self.agents
+        if not agents or not all(isinstance(a, PPOAgent) and a.device.type == "cpu" for a in agents):
+            return None
+        actors = [a.model.actor for a in agents]
+        if not all(isinstance(actor, nn.Sequential) for actor in actors):  # a card actor is no plain layer stack
+            return None
+
+        def layout(actor: nn.Module) -> list[tuple[type, Any]]:
+            return [(type(m), tuple(m.weight.shape) if isinstance(m, nn.Linear) else None) for m in actor]
+
+        shape = layout(actors[0])
+        if any(layout(actor) != shape for actor in actors) or not all(issubclass(t, (nn.Linear, nn.ReLU, nn.Tanh)) for t, _ in shape):
+            return None
+        activations = {nn.ReLU: torch.relu, nn.Tanh: torch.tanh}
+        layers = []
+        modules = list(actors[0])
+        for i, module in enumerate(modules):
+            if isinstance(module, nn.Linear):
+                after = modules[i + 1] if i + 1 < len(modules) and not isinstance(modules[i + 1], nn.Linear) else None
+                weight = torch.stack([actor[i].weight.detach().t() for actor in actors]).to(self.dtype).contiguous()
+                bias = torch.stack([actor[i].bias.detach() for actor in actors])[:, None, :].to(self.dtype)
+                layers.append((weight, bias, activations[type(after)] if after is not None else None))
+        self._stack = layers
+        return layers
+
+    def win_rates(self) -> np.ndarray:
+        """Learner's estimated round-win probability against each stored snapshot."""
+        n = len(self.agents)
+        return (self.wins[:n] + 1.0) / (self.rounds[:n] + 2.0)
+
+    def weights(self) -> np.ndarray:
+        """PFSP sampling probabilities of the stored snapshots."""
+        w = (1.0 - self.win_rates()) ** self.pfsp_power
+        return w / w.sum()
+
+    def sample(self, rng: np.random.Generator) -> int:
+        if not self.agents:
+            raise ValueError("the snapshot pool is empty")
+        return int(rng.choice(len(self.agents), p=self.weights()))
+
+    def record(self, slot: int, wins: float, rounds: float) -> None:
+        """Add results against slot ``slot`` (``wins`` counts a tie as one half)."""
+        self.wins[slot] += wins
+        self.rounds[slot] += rounds
+
+
+def round_outcome(learner_score: float, opponent_score: float) -> float:
+    """1 for a round the learner's team outscored, 0.5 for a tie, 0 for a loss."""
+    return 1.0 if learner_score > opponent_score else 0.5 if learner_score == opponent_score else 0.0
+
+
+@dataclass
+class Opponents:
+    """Per-game opponent assignment of one worker: who plays the seats the learner does not."""
+
+    names: list[str]          # opponent kinds of selfplay.opponents, in order
+    probs: np.ndarray         # their drawing probabilities
+    baselines: list[Any]      # agent objects for the agent-spec kinds (same order as baseline_names)
+    baseline_names: list[str]
+    opponent: np.ndarray      # per game: -1 self-play, b < len(baselines) a baseline, len(baselines)+j snapshot j
+    learner_team: np.ndarray  # per game: the learner's team (ignored in self-play games)
+
+    def controller_name(self, oid: int) -> str:
+        if oid < 0:
+            return "self"
+        return self.baseline_names[oid] if oid < len(self.baselines) else "snapshot"
+
+    def stat_keys(self) -> list[str]:
+        """The collection statistics, a fixed list (the same on every worker, whatever its games held)."""
+        keys = ["decisions", "learner_decisions", "rounds", "made", "bid_sum", "vs_rounds", "vs_declared",
+                "vs_declared_made"]
+        for name in [*self.baseline_names, "snapshot"]:
+            keys += [f"vs_{name}_rounds", f"vs_{name}_score"]
+        return keys
+
+
+def draw_opponents(opp: Opponents, games: np.ndarray, pool: OpponentPool, rng: np.random.Generator) -> None:
+    """New opponent kind (and learner team) for each game in ``games``."""
+    if len(games) == 0:
+        return
+    kinds = rng.choice(len(opp.names), size=len(games), p=opp.probs)
+    teams = rng.integers(2, size=len(games))
+    for g, k, team in zip(games, kinds, teams):
+        name = opp.names[k]
+        if name == "self" or (name == "snapshot" and len(pool) == 0):
+            opp.opponent[g] = -1
+        elif name == "snapshot":
+            opp.opponent[g] = len(opp.baselines) + pool.sample(rng)
+        else:
+            opp.opponent[g] = opp.baseline_names.index(name)
+        opp.learner_team[g] = team
+
+
+def snapshot_agent(model: ActorCritic, rules: RulesConfig, seed: int) -> PPOAgent:
+    """A frozen copy of the current policy (sampling, like the learner) for the pool."""
+    frozen = copy.deepcopy(model).cpu()
+    for prm in frozen.parameters():
+        prm.requires_grad_(False)
+    return PPOAgent(frozen, rules, greedy=False, seed=seed, source="snapshot")
+
+
+__all__ = ["OpponentPool", "Opponents", "draw_opponents", "round_outcome", "snapshot_agent"]

@@ -1,0 +1,178 @@
+"""A training run's state across interruptions: worker snapshots, what ``--resume`` may change,
+damaged-file advice, leftovers of a killed run, and the Ctrl-C handler.
+
+A worker's snapshot (:func:`worker_snapshot`) holds its games, its open decisions and every
+random stream it draws from, as tensors and plain data only, so ``latest.pt`` loads with
+``torch.load(weights_only=True)`` and nothing inside it is unpickled; :func:`restore_worker`
+puts it back so the resumed run continues bit for bit.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from pcr_env.vector import VectorEnv
+
+from agents.ppo import checkpoint as checkpoint_io
+from agents.ppo.checkpoint import to_arrays, to_tensors
+from agents.ppo.checkpoint import validate_checkpoint
+from agents.training.rollout import SeatRollout
+from agents.training.opponents import OpponentPool, Opponents
+
+
+class TrainingError(RuntimeError):
+    """Training cannot go on (for example a non-finite loss); nothing good on disk was overwritten."""
+
+
+class GracefulInterrupt:
+    """First Ctrl-C (SIGINT/SIGTERM) sets a flag checked between iterations; a second one aborts.
+
+    Only the worker that ``announce``-s prints, once, on a line of its own (every worker of a
+    multi-worker run receives the signal). The write is a single ``os.write``: a signal handler
+    must not take the progress bar's lock.
+    """
+
+    def __init__(self, announce: bool = True) -> None:
+        self.requested = False
+        self.announce = announce
+
+    def install(self) -> None:
+        signal.signal(signal.SIGINT, self._handle)
+        signal.signal(signal.SIGTERM, self._handle)
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        if self.announce:
+            os.write(2, b"\r\x1b[K\ninterrupt: finishing this iteration, then saving checkpoints/latest.pt "
+                        b"(press Ctrl-C again to abort without saving)\n")
+
+
+@dataclass
+class WorkerState:
+    """Everything a worker carries from one rollout to the next (saved in latest.pt)."""
+
+    envs: VectorEnv
+    obs: np.ndarray
+    masks: np.ndarray
+    seats: np.ndarray
+    rng: np.random.Generator          # opponent draws, minibatch order
+    action_gen: torch.Generator       # action sampling of the learner
+
+
+def worker_snapshot(ws: WorkerState, storage: SeatRollout, opp: Opponents, pool: OpponentPool,
+                    teacher: Any) -> dict[str, Any]:
+    """A worker's own collection state: games, open decisions, opponents and every random stream it
+    draws from (its baselines', teacher's and pool snapshots' too: each worker's copies have been
+    used on different games). Tensors and plain data only (no pickle inside a checkpoint)."""
+    pending = storage.pending
+    idx = pending[pending >= 0]
+    open_rows = {name: storage.flat(name)[idx].copy() for name in storage.open_fields}
+    return to_tensors({
+        "envs": ws.envs.get_state(), "obs": ws.obs, "masks": ws.masks, "seats": ws.seats,
+        "rng": ws.rng.bit_generator.state, "action_gen": ws.action_gen.get_state(),
+        "torch_rng": torch.get_rng_state(),
+        "pending": pending.copy(), "open_rows": open_rows,
+        "opponent": opp.opponent.copy(), "learner_team": opp.learner_team.copy(),
+        "baseline_rng": [a.get_state() for a in opp.baselines],
+        "pool_rng": [a.get_state() for a in pool.agents],
+        "teacher_rng": teacher.get_state() if teacher is not None else None,
+    })
+
+
+def restore_worker(saved: dict[str, Any], ws: WorkerState, storage: SeatRollout, opp: Opponents, pool: OpponentPool,
+                   teacher: Any) -> None:
+    s = to_arrays({k: v for k, v in saved.items() if k not in ("action_gen", "torch_rng")})
+    ws.envs.set_state(s["envs"])
+    ws.obs, ws.masks, ws.seats = s["obs"], s["masks"], s["seats"]
+    ws.rng.bit_generator.state = s["rng"]
+    ws.action_gen.set_state(saved["action_gen"])
+    torch.set_rng_state(saved["torch_rng"])
+    storage.pending[:] = s["pending"]
+    idx = storage.pending[storage.pending >= 0]
+    for name in storage.open_fields:
+        if name in s["open_rows"]:  # a run's own checkpoints hold exactly these
+            storage.flat(name)[idx] = s["open_rows"][name]
+    opp.opponent[:], opp.learner_team[:] = s["opponent"], s["learner_team"]
+    for agent, state in zip(opp.baselines, saved["baseline_rng"]):
+        agent.set_state(state)
+    for agent, state in zip(pool.agents, saved["pool_rng"]):
+        agent.set_state(state)
+    if teacher is not None and saved["teacher_rng"] is not None:
+        teacher.set_state(saved["teacher_rng"])
+
+
+RESUMABLE_KEYS = (
+    "ppo.total_decisions", "ppo.learning_rate", "ppo.lr_schedule", "ppo.ent_coef", "ppo.ent_coef_final",
+    "ppo.vf_coef", "ppo.max_grad_norm", "ppo.target_kl", "ppo.clip_coef", "ppo.clip_vloss", "ppo.norm_adv",
+    "ppo.update_epochs", "ppo.num_minibatches", "selfplay.snapshot_every", "selfplay.pfsp_power",
+    "checkpoint_every", "device", "output_dir", "run_name", "eval.",
+)
+"""Config keys ``--set`` may change when a run resumes (``eval.``: the whole section). The others
+fix the shape or meaning of the saved state (games, network, opponents, random streams)."""
+
+
+def _leaves(data: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(data, dict):
+        out: dict[str, Any] = {}
+        for k, v in data.items():
+            out.update(_leaves(v, f"{prefix}{k}."))
+        return out
+    return {prefix[:-1]: data}
+
+
+def check_resume_changes(saved: dict[str, Any], config: dict[str, Any]) -> None:
+    """Refuse ``--set`` changes that the saved state cannot follow, naming the key."""
+    before, after = _leaves(saved), _leaves(config)
+    for key in sorted(set(before) | set(after)):
+        old, new = before.get(key), after.get(key)
+        if isinstance(old, tuple):
+            old = list(old)
+        if isinstance(new, tuple):
+            new = list(new)
+        if old == new or any(key == k or (k.endswith(".") and key.startswith(k)) for k in RESUMABLE_KEYS):
+            continue
+        if key == "num_workers":
+            raise ValueError(f"this run was trained with num_workers={old}: resume it with the same number "
+                             "(its games and random streams are split that way)")
+        raise ValueError(f"--resume: config key {key!r} cannot change when a run resumes (the run has {old!r}, "
+                         f"--set asks for {new!r}): the saved games, network and random streams depend on it. "
+                         f"Start a new run for that (keys that may change: {', '.join(RESUMABLE_KEYS)})")
+
+
+def resume_advice(latest: Path) -> str:
+    """What to do when ``latest`` cannot be used."""
+    prev = checkpoint_io.previous_path(latest)
+    best = latest.with_name("best.pt")
+    if prev.is_file():
+        return (f"the previous checkpoint {str(prev)!r} is kept: move the bad file away "
+                f"(mv {latest} {latest}.bad), rename the previous one (mv {prev} {latest}) and --resume again")
+    if best.is_file():
+        return (f"start a new run from the best weights of this one: "
+                f"python train.py --config ... --set warmstart.init_from={best}")
+    return "start a new run"
+
+
+def validate_resume_checkpoint(ckpt: dict[str, Any]) -> None:
+    validate_checkpoint(ckpt)
+    training = ckpt.get("training")
+    if not isinstance(training, dict) or not isinstance(training.get("workers"), list):
+        raise ValueError("it holds no training state (it is an agent checkpoint such as best.pt, not a latest.pt)")
+
+
+def remove_leftovers(checkpoints: Path) -> None:
+    """Temporary files a killed run left behind (half-written checkpoints; the in-training evaluation
+    plays the live network and writes no file)."""
+    checkpoint_io.remove_stale_temporaries(checkpoints)
+
+
+__all__ = ["TrainingError", "GracefulInterrupt", "WorkerState", "worker_snapshot", "restore_worker", "RESUMABLE_KEYS", "check_resume_changes", "resume_advice",
+           "validate_resume_checkpoint", "remove_leftovers"]
