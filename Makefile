@@ -14,7 +14,7 @@ DEALS ?= 2000
 TS_VENV ?= .venv-tianshou
 TS_PY := $(TS_VENV)/bin/python
 
-.PHONY: train resume eval notebook test test-tianshou lint docs docs-build bench clean plot play
+.PHONY: train resume eval notebook test test-tianshou lint docs docs-serve docs-build bench clean plot play
 
 # Play against three heuristic players in the terminal (the environment alone would do: no torch needed).
 play: $(VENV)/.installed-dev
@@ -68,11 +68,13 @@ test: $(VENV)/.installed-all
 
 # ruff, codespell, large files, YAML (.pre-commit-config.yaml; `pre-commit install` runs them on every commit).
 lint: $(VENV)/.installed-all
-	$(VENV)/bin/pre-commit run --all-files --show-diff-on-failure
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/pre-commit run --all-files --show-diff-on-failure
 
 # The documentation site (docs/, mkdocs.yml): `make docs` serves it on http://127.0.0.1:8000, docs-build checks it.
 docs: $(VENV)/.installed-all
 	$(VENV)/bin/mkdocs serve -a 127.0.0.1:8000
+
+docs-serve: docs
 
 docs-build: $(VENV)/.installed-all
 	$(VENV)/bin/mkdocs build --strict --site-dir site

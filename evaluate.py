@@ -75,8 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.replay_deals < 1:
         parser.error(f"--replay-deals {args.replay_deals} is not allowed: allowed an integer >= 1")
     os.environ.setdefault("OMP_NUM_THREADS", "1")  # parallelism comes from processes
-    from pcr_env.config import RulesConfig
     from agents.evaluation import evaluate, write_outputs
+    from pcr_env.config import RulesConfig
 
     try:
         rules = RulesConfig(players=args.players, passing=args.passing, double_run_bonus=args.double_run_bonus,

@@ -38,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import Agent
+from agents.registry import make_agents, spec_label
 from pcr_env.actions import BID_BASE, MAX_BID, NUM_ACTIONS, PASS_BID, TRUMP_BASE, bid_action, describe_action
 from pcr_env.cards import NUM_CARDS, SUITS, card_str, parse_card
 from pcr_env.config import RulesConfig
@@ -47,9 +49,6 @@ from pcr_env.pass_cut_run_v0 import raw_env
 from pcr_env.render import SUIT_NAMES, cards_text, hand_text, legal_moves, move_word, render_view, seat_names
 from pcr_env.replay import VIEWER_FILE, GameRecorder, load_replays, write_viewer
 from pcr_env.seating import per_seat
-
-from agents.base import Agent
-from agents.registry import make_agents, spec_label
 
 
 class IllegalInput(ValueError):
@@ -136,7 +135,7 @@ HELP = """Commands: a card (10H, qs, TD), a bid (8, 'bid 8', 'pass'), a trump su
 
 
 # ----------------------------------------------------------------- the game
-def play_game(
+def play_game(  # noqa: C901
     seat: int = 0,
     agents: str | Agent | Sequence[str | Agent] | Mapping[int, str | Agent] = "heuristic",
     *,

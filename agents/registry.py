@@ -39,7 +39,7 @@ True
 >>> make_agent("magic")
 Traceback (most recent call last):
 ...
-ValueError: unknown agent spec 'magic': valid specs are 'random', 'greedy', 'heuristic', 'ppo:PATH', 'search:SPEC', 'mix:SPEC', 'pimc'
+ValueError: unknown agent spec 'magic': valid specs are 'random', 'greedy', 'heuristic', 'ppo:PATH', 'search:SPEC', 'mix:SPEC', 'pimc'...
 """
 
 from __future__ import annotations
@@ -49,13 +49,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pcr_env.config import RulesConfig
-from pcr_env.seating import derive_seed, is_seat_agent, per_seat
-
 from agents.base import Agent
 from agents.scripted.greedy import GreedyAgent
 from agents.scripted.heuristic import HeuristicAgent
 from agents.scripted.random_agent import RandomAgent
+from pcr_env.config import RulesConfig
+from pcr_env.seating import derive_seed, is_seat_agent, per_seat
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,20 @@ import numpy as np
 from numba import njit
 
 from .engine import (
-    CURRENT, EV_FINAL, EV_TRUNCATED, PH_GAME_OVER, PHASE, ROUND, SCORES, WINNER, _new_game, apply_row,
-    episode_events, is_legal_row, legal_mask_row, stream_start,
+    CURRENT,
+    EV_FINAL,
+    EV_TRUNCATED,
+    PH_GAME_OVER,
+    PHASE,
+    ROUND,
+    SCORES,
+    WINNER,
+    _new_game,
+    apply_row,
+    episode_events,
+    is_legal_row,
+    legal_mask_row,
+    stream_start,
 )
 from .observation import encode_row, encode_state_row
 

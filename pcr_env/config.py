@@ -33,7 +33,7 @@ class RulesConfig:
     >>> RulesConfig.from_kwargs({"player": 6})
     Traceback (most recent call last):
     ...
-    TypeError: RulesConfig() got an unexpected keyword argument 'player' (did you mean 'players'?): allowed players, passing, double_run_bonus, bidding, min_bid, target_score, max_rounds, max_redeals, first_dealer
+    TypeError: RulesConfig() got an unexpected keyword argument 'player' (did you mean 'players'?): allowed players, ...
     """
 
     players: int = 4

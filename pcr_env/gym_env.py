@@ -85,15 +85,14 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from . import GYM_ENTRY_POINT  # "agents.registry:make_gym_env": resolves agent specs, then builds PassCutRunEnv
+from . import GYM_ID as ENV_ID  # "PassCutRun-v0"
 from . import engine as E
 from .actions import NUM_ACTIONS, action_id, describe_action
 from .config import RulesConfig, check_episode_reward, check_field_names, unexpected_keywords
 from .pass_cut_run_v0 import raw_env
 from .render import render_view
 from .seating import derive_seed, is_seat_agent, per_seat
-
-from . import GYM_ENTRY_POINT  # "agents.registry:make_gym_env": resolves agent specs, then builds PassCutRunEnv
-from . import GYM_ID as ENV_ID  # "PassCutRun-v0"
 
 
 @runtime_checkable

@@ -139,10 +139,15 @@ from .actions import NUM_ACTIONS, PASS_BID, action_id, describe_action
 from .cards import NUM_CARDS, parse_card
 from .config import RulesConfig, check_episode_reward, unexpected_keywords
 from .observation import (
-    encode_row, encode_state_row, observation_bounds, observation_offsets, observation_size, state_offsets, state_size,
+    encode_row,
+    encode_state_row,
+    observation_bounds,
+    observation_offsets,
+    observation_size,
+    state_offsets,
+    state_size,
 )
 from .render import render_text
-
 
 _ENV_KEYWORDS = ("episode", "reward", "render_mode")
 

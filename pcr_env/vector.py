@@ -43,8 +43,6 @@ from .config import EPISODES, REWARDS, RulesConfig, check_episode_reward
 from .observation import observation_offsets, observation_size, state_offsets, state_size
 
 
-
-
 class VectorEnv:
     """``num_envs`` independent games; every call advances each game by one decision.
 

@@ -154,7 +154,7 @@ def _count_table(u, quotas, allowed, C):
 
 
 @njit(cache=True)
-def _sample_masks(W, u, quotas, allowed, C, suit_cards, unif, keys, out):
+def _sample_masks(W, u, quotas, allowed, C, suit_cards, unif, keys, out):  # noqa: C901
     """Per world ``w``: draw each bin's per-suit counts, split each suit by ``keys[w]``; bin masks into ``out[w]``."""
     B = quotas.shape[0]
     s, size = _strides(u)
@@ -276,7 +276,7 @@ def _vector_and_mask(obs: Any) -> tuple[np.ndarray, np.ndarray | None]:
     return np.asarray(obs), None
 
 
-def knowledge(
+def knowledge(  # noqa: C901
     obs: Any, rules: RulesConfig | int, *, seat: int = 0, current: int | None = None,
     round_number: int | None = None, rounds_played: int | None = None, kitty: int | Sequence[int] | None = None,
     discards_done: int | None = None, current_picks: int = 0,

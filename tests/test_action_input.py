@@ -19,14 +19,13 @@ from fractions import Fraction
 import gymnasium
 import numpy as np
 import pytest
+from conftest import non_numeric_leaves
 
 import pcr_env  # noqa: F401  (registers PassCutRun-v0)
 from pcr_env import pass_cut_run_v0
 from pcr_env.actions import action_id
 from pcr_env.cards import card_str, make_card
 from pcr_env.gym_env import PassCutRunEnv
-
-from conftest import non_numeric_leaves
 
 SUIT_DEAL = [[card_str(make_card(s, r)) for r in range(13)] for s in range(4)]
 # Dealer 0, round 1: seat 1 passes first and holds the diamonds, action ids 13..25; 21 is 10D.

@@ -8,19 +8,19 @@ are cited as R-numbers (RULES.md).
 from __future__ import annotations
 
 from collections import Counter
+
 import numpy as np
 import pytest
+from conftest import RULE_VARIANTS
 
 from agents import Agent, GreedyAgent, HeuristicAgent, RandomAgent, list_agents, make_agent, parse_spec, register_agent
-from pcr_env.engine import legal_mask
 from agents.scripted.heuristic import PARAMS_4, best_trump, choose_discards, choose_pass, declare_value, estimate_tricks
 from pcr_env import engine as E
 from pcr_env.actions import BID_BASE, PASS_BID, bid_action, trump_action
 from pcr_env.cards import card_str, mask_of, parse_card, parse_cards
 from pcr_env.config import RulesConfig
+from pcr_env.engine import legal_mask
 from pcr_env.observation import encode_observation
-
-from conftest import RULE_VARIANTS
 
 C, D, H, S = range(4)
 

@@ -9,15 +9,14 @@ import numpy as np
 import pytest
 import torch
 
+from agents.ppo import ActorCritic, NetworkConfig, PPOAgent, build_model, make_checkpoint, read_checkpoint
 from agents.ppo.card_net import CardActor, CardFeatures, card_feature_names, row_feature_names, row_feature_size
 from agents.scripted.heuristic import PARAMS_4, PARAMS_6, HeuristicAgent, _Play
-from agents.ppo import ActorCritic, NetworkConfig, PPOAgent, build_model, make_checkpoint, read_checkpoint
-from pcr_env.knowledge import seat_knowledge
 from pcr_env.cards import beats
 from pcr_env.config import RulesConfig
 from pcr_env.engine import Phase, apply_action, legal_actions, new_game
+from pcr_env.knowledge import seat_knowledge
 from pcr_env.observation import decode_observation, encode_observation, observation_size, state_size
-
 
 PLAIN = str(Path(__file__).resolve().parents[1] / "agents/pretrained/ppo_run3.pt")
 """A plain 256x256 network: run 3's file, the ppo:pretrained shipped before the card-aware one."""

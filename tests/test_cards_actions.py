@@ -8,8 +8,20 @@ import pcr_env
 from pcr_env import actions as A
 from pcr_env.actions import NUM_ACTIONS, PASS_BID, bid_action, card_action, describe_action, trump_action
 from pcr_env.cards import (
-    FULL_DECK, NUM_CARDS, SUIT_MASKS, card_str, cards_of, hand_str, highest, lowest, make_card, mask_of,
-    parse_card, parse_cards, rank_of, suit_of,
+    FULL_DECK,
+    NUM_CARDS,
+    SUIT_MASKS,
+    card_str,
+    cards_of,
+    hand_str,
+    highest,
+    lowest,
+    make_card,
+    mask_of,
+    parse_card,
+    parse_cards,
+    rank_of,
+    suit_of,
 )
 
 

@@ -117,4 +117,3 @@ def test_bad_environment_arguments_raise(kwargs, message):
         pass_cut_run_v0.raw_env(**kwargs)
     with pytest.raises(ValueError, match=re.escape(message)):
         pass_cut_run_v0.env(**kwargs)
-

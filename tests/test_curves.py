@@ -168,10 +168,3 @@ def test_missing_path_and_missing_matplotlib(tmp_path, monkeypatch, capsys):
     assert curves.main([str(run)]) == 2
     err = capsys.readouterr().err
     assert "matplotlib" in err and "'.[notebook]'" in err and err.count("\n") == 1
-
-
-def test_module_doctest():
-    import doctest
-
-    failures, tried = doctest.testmod(curves, optionflags=doctest.ELLIPSIS)
-    assert tried > 0 and failures == 0

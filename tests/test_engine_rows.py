@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import reference_engine as R
+from conftest import VARIANT_IDS, VARIANTS
 from gymnasium.utils import seeding
 
 from pcr_env import engine as E
@@ -27,9 +29,6 @@ from pcr_env import pass_cut_run_v0
 from pcr_env.cards import NUM_CARDS, beats, parse_card
 from pcr_env.config import RulesConfig
 from pcr_env.vector import VectorEnv
-
-import reference_engine as R
-from conftest import VARIANT_IDS, VARIANTS
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,13 +8,13 @@ are filtered, by message).
 
 from __future__ import annotations
 
-import doctest
 import pickle
 import re
 
 import numpy as np
 import pettingzoo
 import pytest
+from conftest import VARIANT_IDS, VARIANTS, strict_warnings
 from gymnasium.utils.env_checker import data_equivalence
 from pettingzoo.test import api_test, seed_test
 
@@ -23,10 +23,8 @@ from pcr_env import engine as E
 from pcr_env import pass_cut_run_v0
 from pcr_env.actions import NUM_ACTIONS, PASS_BID, bid_action, trump_action
 from pcr_env.cards import card_str, cards_of, make_card, parse_card
-from pcr_env.engine import Phase, PassDirection
+from pcr_env.engine import PassDirection, Phase
 from pcr_env.observation import encode_observation, state_layout, state_size
-
-from conftest import VARIANT_IDS, VARIANTS, strict_warnings
 
 SUIT_DEAL = [[card_str(make_card(s, r)) for r in range(13)] for s in range(4)]
 ROUND_RESULT_KEYS = {"round", "dealer", "tricks", "run_bonus", "scores", "declarer", "bid", "trump", "made",
@@ -56,13 +54,6 @@ def test_strict_warnings_still_fail_on_other_warnings():
         warnings.warn("something else", UserWarning)
     with strict_warnings():
         warnings.warn("Observation is not a NumPy array", UserWarning)  # PettingZoo's Dict note: filtered
-
-
-def test_doctests_of_the_env_modules():
-    for module in (pcr_env, pcr_env.cards, pcr_env.actions, pcr_env.config, pcr_env.engine, pcr_env.observation,
-                   pass_cut_run_v0):
-        failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-        assert failures == 0, module.__name__
 
 
 # ----------------------------------------------------------------------------- spaces and metadata

@@ -12,17 +12,16 @@ import pytest
 
 import evaluate as cli
 from agents import evaluation as ev
-from agents.evaluation import duplicate
 from agents import registry as agent_registry
 from agents.base import BaseAgent
+from agents.evaluation import duplicate
 from agents.registry import register_agent
 from agents.scripted.heuristic import HeuristicAgent
 from agents.scripted.random_agent import RandomAgent
-from pcr_env.observation import encode_observation
 from pcr_env import engine as E
 from pcr_env.actions import PASS_BID
 from pcr_env.config import RulesConfig
-from pcr_env.observation import decode_observation
+from pcr_env.observation import decode_observation, encode_observation
 
 
 @pytest.fixture(scope="module")
@@ -113,8 +112,9 @@ def test_same_seed_gives_identical_results_whatever_the_number_of_workers():
     one = ev.evaluate(["heuristic", "random"], deals=30, seed=5, progress=False, workers=1)
     two = ev.evaluate(["heuristic", "random"], deals=30, seed=5, progress=False, workers=2)
     again = ev.evaluate(["heuristic", "random"], deals=30, seed=5, progress=False, workers=1)
-    strip = lambda r: ({k: v for k, v in r.to_dict().items() if k not in ("seconds", "timing")}  # wall times
-                       | {"config": {**r.config, "workers": 0}})
+    def strip(r):
+        return ({k: v for k, v in r.to_dict().items() if k not in ("seconds", "timing")}  # wall times
+                | {"config": {**r.config, "workers": 0}})
     assert strip(one) == strip(two) == strip(again)
     other = ev.evaluate(["heuristic", "random"], deals=30, seed=6, progress=False)
     assert other.pairs[0].diffs != one.pairs[0].diffs

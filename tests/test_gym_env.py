@@ -93,7 +93,8 @@ def test_make_takes_the_rules_config_and_the_other_seats_specs_as_keywords():
     env = gymnasium.make(ENV_ID, rules=RulesConfig(players=6, passing=False), others=[SeededRandom()] * 5, seat=3)
     assert env.unwrapped.rules.players == 6 and env.unwrapped.rules.passing is False
     assert env.observation_space.shape == (observation_size(6),)
-    env = gymnasium.make(ENV_ID, rules={"double_run_bonus": True}, target_score=50, others={1: SeededRandom(), 2: SeededRandom(), 3: SeededRandom()})
+    env = gymnasium.make(ENV_ID, rules={"double_run_bonus": True}, target_score=50,
+                         others={1: SeededRandom(), 2: SeededRandom(), 3: SeededRandom()})
     assert env.unwrapped.rules.double_run_bonus and env.unwrapped.rules.target_score == 50
 
 
@@ -377,12 +378,3 @@ def test_render_shows_the_learners_view_only():
     assert "Your hand (13)" in text and "Legal:" in text
     assert all(pcr_env.card_str(c) in text for c in hand)
     assert not any(pcr_env.card_str(c) in text.split("Legal:")[0] for c in partner)  # no hidden card is shown
-
-
-def test_module_doctest():
-    import doctest
-
-    import pcr_env.gym_env
-
-    failures, tried = doctest.testmod(pcr_env.gym_env, optionflags=doctest.ELLIPSIS)
-    assert tried > 0 and failures == 0

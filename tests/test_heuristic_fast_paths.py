@@ -12,12 +12,11 @@ from itertools import product
 
 import numpy as np
 import pytest
+from conftest import RULE_VARIANTS
 
-from agents.scripted.heuristic import PASS_SIZE, HeuristicAgent, _GIFT_VALUE, best_trump, choose_pass, estimate_tricks
+from agents.scripted.heuristic import _GIFT_VALUE, PASS_SIZE, HeuristicAgent, best_trump, choose_pass, estimate_tricks
 from pcr_env.config import RulesConfig
 from pcr_env.vector import VectorEnv
-
-from conftest import RULE_VARIANTS
 
 
 def _plain_best_trump(hand: list[int], players: int) -> tuple[int, float]:

@@ -14,13 +14,12 @@ from __future__ import annotations
 import gymnasium
 import numpy as np
 import pytest
+from conftest import non_numeric_leaves
 
 from pcr_env import pass_cut_run_v0
 from pcr_env.cards import SUITS
 from pcr_env.gym_env import PassCutRunEnv
 from pcr_env.vector import VectorEnv
-
-from conftest import non_numeric_leaves
 
 ROUND_KEYS = {"round", "dealer", "declarer", "bid", "trump", "tricks", "run_bonus", "scores", "made", "trick_winners",
               "total_scores", "winner"}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import RULE_VARIANTS, random_game
 
 from pcr_env import engine as E
 from pcr_env import pass_cut_run_v0
@@ -18,8 +19,6 @@ from pcr_env.cards import FULL_DECK, card_str, cards_of, mask_of
 from pcr_env.config import RulesConfig
 from pcr_env.engine import Phase
 from pcr_env.observation import encode_observation
-
-from conftest import RULE_VARIANTS, random_game
 
 
 def _random_mask(pool: int, size: int, rng: np.random.Generator) -> int:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import reference_engine as R
+from conftest import RULE_VARIANTS, VARIANT_IDS, VARIANTS, random_game
 
 from pcr_env import engine as E
 from pcr_env import pass_cut_run_v0
@@ -22,13 +24,15 @@ from pcr_env.cards import NUM_CARDS, cards_of
 from pcr_env.config import RulesConfig
 from pcr_env.engine import NOT_YET, PASSED, Phase
 from pcr_env.observation import (
-    decode_observation, encode_observation, encode_state, observation_bounds, observation_layout, observation_size,
-    state_layout, state_size,
+    decode_observation,
+    encode_observation,
+    encode_state,
+    observation_bounds,
+    observation_layout,
+    observation_size,
+    state_layout,
+    state_size,
 )
-
-from conftest import RULE_VARIANTS, VARIANT_IDS, VARIANTS, random_game
-
-import reference_engine as R
 
 
 @pytest.mark.parametrize("players", [4, 6])

@@ -6,11 +6,8 @@ round equals its team's round margin (R8), for four and six players (R9.3).
 
 from __future__ import annotations
 
-
 import pytest
-
 from conftest import load_example
-
 
 
 @pytest.mark.parametrize("players", [4, 6])

@@ -68,12 +68,3 @@ def test_smoke_match_is_reproducible_across_workers():
     two = evaluate([PhaseMix(HeuristicAgent(), GreedyAgent(), ("play",)), "heuristic"], deals=4, seed=11,
                    workers=2, progress=False)
     assert one.pairs[0].mean_diff == two.pairs[0].mean_diff
-
-
-def test_module_doctest():
-    import doctest
-
-    import agents.search.phase_mix
-
-    failures, tried = doctest.testmod(agents.search.phase_mix, optionflags=doctest.ELLIPSIS)
-    assert tried > 0 and failures == 0

@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from agents.play import IllegalInput, main, parse_move, play_game
 from pcr_env.actions import PASS_BID, TRUMP_BASE, bid_action, trump_action
 from pcr_env.cards import parse_card
-from agents.play import IllegalInput, main, parse_move, play_game
-from pcr_env.render import render_view
 from pcr_env.pass_cut_run_v0 import raw_env
+from pcr_env.render import render_view
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -236,12 +236,3 @@ def test_command_line_replays_a_scripted_game(tmp_path):
 def test_bad_agent_spec_is_reported(capsys):
     assert main(["--agents", "wizard"]) == 2
     assert "unknown agent spec 'wizard'" in capsys.readouterr().err
-
-
-def test_module_doctest():
-    import doctest
-
-    import agents.play
-
-    failures, tried = doctest.testmod(agents.play, optionflags=doctest.ELLIPSIS)
-    assert tried > 0 and failures == 0

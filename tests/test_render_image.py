@@ -14,6 +14,7 @@ import dataclasses
 import gymnasium
 import numpy as np
 import pytest
+from conftest import require_library
 
 import pcr_env  # noqa: F401  (registers PassCutRun-v0)
 from pcr_env import engine as E
@@ -23,8 +24,6 @@ from pcr_env.config import RulesConfig
 from pcr_env.gym_env import ENV_ID, PassCutRunEnv
 from pcr_env.observation import encode_observation
 from pcr_env.render_image import HEIGHT, SIZE, WIDTH, TableScene, draw_scene, render_observation, render_state
-
-from conftest import require_library
 
 SHAPE = (HEIGHT, WIDTH, 3)
 RED = np.array([204, 28, 44])
@@ -229,12 +228,3 @@ def test_sb3_make_vec_env_builds_and_steps_with_its_default_rgb_array():
         assert len(images) == 2 and all(i.shape == SHAPE and i.dtype == np.uint8 for i in images)
     finally:
         venv.close()
-
-
-def test_module_doctest():
-    import doctest
-
-    import pcr_env.render_image
-
-    failures, tried = doctest.testmod(pcr_env.render_image)
-    assert tried > 0 and failures == 0

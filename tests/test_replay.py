@@ -13,17 +13,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import RULE_VARIANTS, random_action
 
 import evaluate as cli
 from agents import evaluation as ev
+from agents.play import play_game
 from pcr_env import engine as E
 from pcr_env import replay as R
 from pcr_env.actions import PASS_BID
 from pcr_env.cards import SUITS, card_str, cards_of
 from pcr_env.config import RulesConfig
-from agents.play import play_game
-
-from conftest import RULE_VARIANTS, random_action
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -296,13 +295,6 @@ def test_play_cli_records_a_game_left_early(tmp_path):
     record = json.loads(Path(res["replay"]).read_text())
     R.validate_record(record)
     assert res["quit"] and record["rounds"] == [] and record["unfinished"]["reason"] == "stopped"
-
-
-def test_module_doctest():
-    import doctest
-
-    failures, tried = doctest.testmod(R, optionflags=doctest.ELLIPSIS)
-    assert tried > 0 and failures == 0
 
 
 @pytest.mark.parametrize("trump", [3, np.int64(3), "S"])

@@ -19,9 +19,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import IN_CI
 
 from agents import evaluation as ev
-from conftest import IN_CI
 from pcr_env import replay as R
 
 ROOT = Path(__file__).resolve().parents[1]

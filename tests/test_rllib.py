@@ -13,13 +13,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import load_example, strict_warnings
 from pettingzoo.test import api_test
 
 from pcr_env import pass_cut_run_v0
 from pcr_env.rllib_env import RLlibKeys, rllib_env, team_policy
-
-from conftest import load_example, strict_warnings
-
 
 
 def test_renamed_keys_keep_the_pettingzoo_api():
@@ -124,12 +122,3 @@ def test_the_local_ray_instance_binds_to_the_loopback_unless_told_otherwise(monk
     # Joining a running cluster: its binding is `ray start`'s; the script passes no local-node options.
     joined = example.ray_init_kwargs(example.build_parser().parse_args(["--address", "auto"]))
     assert joined["address"] == "auto" and "_node_ip_address" not in joined and "num_cpus" not in joined
-
-
-def test_module_doctest():
-    import doctest
-
-    import pcr_env.rllib_env
-
-    failures, tried = doctest.testmod(pcr_env.rllib_env, optionflags=doctest.ELLIPSIS)
-    assert tried > 0 and failures == 0

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import play
 
 from pcr_env import engine as E
 from pcr_env import pass_cut_run_v0
 from pcr_env.actions import PASS_BID, TRUMP_BASE, bid_action, trump_action
 from pcr_env.cards import FULL_DECK, NUM_CARDS, SUIT_MASKS, cards_of, make_card, mask_of, parse_card, parse_cards
 from pcr_env.config import RulesConfig
-from pcr_env.engine import Phase, PassDirection
+from pcr_env.engine import PassDirection, Phase
 from pcr_env.observation import decode_observation, encode_observation
-
-from conftest import play
 
 C, D, H, S = 0, 1, 2, 3
 

@@ -1,4 +1,4 @@
-"""Training configs on pydantic (agents/run_config.py): nested sections, overrides, one-line errors naming
+"""Training configs on pydantic (agents/training/config_io.py): nested sections, overrides, one-line errors naming
 the dotted key, files that derive from a base recipe, the key listing."""
 
 from __future__ import annotations
@@ -9,8 +9,19 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, Field, model_validator
 
-from agents.training.config_io import (SECTION, Bool, ConfigError, Float, Int, apply_overrides, describe, load_yaml, require,
-                               to_plain, validate)
+from agents.training.config_io import (
+    SECTION,
+    Bool,
+    ConfigError,
+    Float,
+    Int,
+    apply_overrides,
+    describe,
+    load_yaml,
+    not_allowed,
+    to_plain,
+    validate,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -19,14 +30,15 @@ import train  # noqa: E402
 
 class _Inner(BaseModel):
     model_config = SECTION
-    lr: Float = 0.1
+    lr: Float = Field(0.1, gt=0)
     """Learning rate."""
     sizes: tuple[Int, ...] = (4, 4)
     mode: str = "a"
 
     @model_validator(mode="after")
     def _check(self):
-        require(self.lr > 0, "lr", self.lr, "a number > 0")
+        if self.mode not in ("a", "b", "c"):
+            raise not_allowed("mode", self.mode, "'a', 'b' or 'c'")
         return self
 
 
@@ -54,7 +66,8 @@ def test_nested_values_and_overrides():
     ({"seed": 2.5}, "config key 'seed' = 2.5 is not allowed: expected an integer"),
     ({"flag": 1}, "config key 'flag' = 1 is not allowed: expected true or false"),
     ({"inner": {"sizes": [4, "x"]}}, "config key 'inner.sizes[1]' = 'x' is not allowed: expected an integer"),
-    ({"inner": {"lr": -1}}, "config key 'inner.lr' = -1.0 is not allowed: allowed a number > 0"),
+    ({"inner": {"lr": -1}}, "config key 'inner.lr' = -1 is not allowed: expected a number > 0"),
+    ({"inner": {"mode": "z"}}, "config key 'inner.mode' = 'z' is not allowed: expected 'a', 'b' or 'c'"),
     ({"inner": 5}, "config key 'inner' = 5 is not allowed: expected a mapping of keys"),
     ({"mix": {"a": "lots"}}, "config key 'mix.a' = 'lots' is not allowed: expected a number"),
     ({"maybe": float("nan")}, "config key 'maybe' = nan is not allowed: expected a finite number"),

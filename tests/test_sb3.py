@@ -11,10 +11,9 @@ import json
 
 import gymnasium
 import numpy as np
+from conftest import load_example, require_library
 
 import pcr_env  # noqa: F401  (registers PassCutRun-v0)
-
-from conftest import load_example, require_library
 
 require_library("stable_baselines3")
 require_library("sb3_contrib")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import require_library
 
 from agents.evaluation import evaluate
 from agents.registry import make_agent
@@ -15,8 +16,6 @@ from pcr_env import pass_cut_run_v0
 from pcr_env.cards import mask_of, parse_cards
 from pcr_env.config import RulesConfig
 from pcr_env.observation import encode_observation
-
-from conftest import require_library
 
 
 def _decision(seed: int, phase: E.Phase):

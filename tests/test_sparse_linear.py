@@ -13,17 +13,17 @@ import pytest
 import torch
 import torch.nn as nn
 
-from agents.ppo import sparse_linear
-from agents.training.workers import Workers
-from agents.ppo import PRETRAINED_PATH, ActorCritic, NetworkConfig, load_ppo_agent
+from agents.ppo import PRETRAINED_PATH, ActorCritic, NetworkConfig, load_ppo_agent, sparse_linear
 from agents.ppo.sparse_linear import SparseInputLinear, sparse_rows
+from agents.training import compute as compute_module
+from agents.training.workers import Workers
 from pcr_env.vector import VectorEnv
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-import train  # noqa: E402  (train.py is a script at the repository root)
-
 from test_train_precision import _batch  # noqa: E402
+
+import train  # noqa: E402  (train.py is a script at the repository root)
 
 
 def _states(n_envs: int = 64, steps: int = 30) -> torch.Tensor:
@@ -149,7 +149,7 @@ def test_the_sparse_path_is_taken_for_a_large_float32_batch(monkeypatch):
 def test_a_ppo_update_through_the_shared_non_zeros_equals_one_through_dense_layers(monkeypatch):
     monkeypatch.setattr(sparse_linear, "MIN_ROWS", 1)  # the smoke config's minibatches are small
     found = []
-    monkeypatch.setattr(train, "sparse_rows", lambda x: found.append(len(x)) or sparse_rows(x))
+    monkeypatch.setattr(compute_module, "sparse_rows", lambda x: found.append(len(x)) or sparse_rows(x))
     cfg = train.load_config(str(ROOT / "configs" / "smoke.yaml"), [])
     batch = _batch(256, np.random.default_rng(0))
     weights = {}

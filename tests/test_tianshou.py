@@ -11,7 +11,6 @@ calls it after the main suite. Outside CI the tests skip when tianshou is missin
 from __future__ import annotations
 
 import numpy as np
-
 from conftest import load_example, require_library
 
 tianshou = require_library("tianshou")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from conftest import load_example, require_library
 
 torch = require_library("torch")

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from test_train import SMOKE, records, run, weights
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,20 +11,21 @@ import numpy as np
 import pytest
 import torch
 
+from agents.training import compute as compute_module
 from agents.training.workers import Workers
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-import train  # noqa: E402  (train.py is a script at the repository root)
-
 from test_train import SMOKE, records, run  # noqa: E402
+
+import train  # noqa: E402  (train.py is a script at the repository root)
 
 CPU = torch.device("cpu")
 
 
 @pytest.mark.parametrize("native, expected", [(True, torch.bfloat16), (False, torch.float32)])
 def test_auto_precision_is_bfloat16_only_where_the_hardware_has_it(monkeypatch, native, expected):
-    monkeypatch.setattr(train, "native_bfloat16", lambda device: native)
+    monkeypatch.setattr(compute_module, "native_bfloat16", lambda device: native)
     assert train.resolve_compute("cpu", "auto").dtype == expected
     # an explicit setting is obeyed whatever the hardware
     assert train.resolve_compute("cpu", "float32").dtype == torch.float32

@@ -15,13 +15,14 @@ import pytest
 import torch
 
 from agents.ppo import checkpoint as checkpoint_io
+from agents.training.warmstart import bc_update
 from agents.training.workers import Workers
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-import train  # noqa: E402  (train.py is a script at the repository root)
-
 from test_train import SMOKE, records, run, weights  # noqa: E402  (the smoke-run helpers)
+
+import train  # noqa: E402  (train.py is a script at the repository root)
 
 
 def same_weights(a: Path, b: Path) -> bool:
@@ -54,7 +55,8 @@ def _update_with_uneven_batches(rank: int, init_file: str, out_dir: str) -> None
              "logprobs": np.full(n, -1.6, np.float32), "values": rng.normal(size=n).astype(np.float32),
              "advantages": rng.normal(size=n).astype(np.float32), "returns": rng.normal(size=n).astype(np.float32)}
     out = train.ppo_update(cfg, model, train.ValueNorm(), opt, batch, workers, rng, 0.01, train.Compute(torch.device("cpu")))
-    bc = train.bc_update(cfg, model, train.ValueNorm(), opt, batch, workers, rng, train.Compute(torch.device("cpu")))
+    bc = bc_update(cfg.warmstart, cfg.ppo, model, train.ValueNorm(), opt, batch, workers, rng,
+                   train.Compute(torch.device("cpu")))
     torch.save({"out": out, "bc": bc, "model": model.state_dict()}, os.path.join(out_dir, f"rank{rank}.pt"))
     workers.close()
 

@@ -19,18 +19,17 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from conftest import RULE_VARIANTS, random_game
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import chisquare
 
-from pcr_env.worlds import WorldSampler, bid_weights, bidding_positions, count_worlds, sample_world, sample_worlds
 from pcr_env import engine as E
 from pcr_env.cards import FULL_DECK, NUM_RANKS, SUIT_MASKS, cards_of
 from pcr_env.config import RulesConfig
-from pcr_env.engine import Phase, PassDirection
+from pcr_env.engine import PassDirection, Phase
 from pcr_env.observation import encode_observation
-
-from conftest import RULE_VARIANTS, random_game
+from pcr_env.worlds import WorldSampler, bid_weights, bidding_positions, count_worlds, sample_world, sample_worlds
 
 TAKEN = (Phase.TRUMP, Phase.DISCARD, Phase.PLAY, Phase.ROUND_END, Phase.GAME_OVER)
 
@@ -59,7 +58,7 @@ def holdings(state: E.GameState, s: int) -> int:
     return h
 
 
-def check_world(world: E.GameState, truth: E.GameState, seat: int, obs: dict) -> None:
+def check_world(world: E.GameState, truth: E.GameState, seat: int, obs: dict) -> None:  # noqa: C901
     """Every fact ``seat`` knows holds in ``world`` (``truth`` supplies only public facts and ``seat``'s own)."""
     rules, n = truth.config, truth.config.players
     assert np.array_equal(encode_observation(world, seat), obs["observation"])
@@ -461,12 +460,3 @@ def test_bid_weights_are_normalised_and_follow_the_policy():
         return lp
     w = bid_weights(worlds, seat, spades)
     assert w.sum() == pytest.approx(1) and w.std() > 0
-
-
-def test_module_doctest():
-    import doctest
-
-    import pcr_env.worlds
-
-    failures, tried = doctest.testmod(pcr_env.worlds)
-    assert tried and not failures

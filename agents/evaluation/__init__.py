@@ -4,8 +4,21 @@
 interval, Bradley–Terry ratings) and ``report`` (the table, JSON and CSV files).
 """
 
-from agents.evaluation.duplicate import (CHUNK, Deal, EvaluationResult, PairResult, SideStats, Timing, agent_seed,
-                                         evaluate, make_deal, play_round, play_table, run_chunk, summarise_pair)
+from agents.evaluation.duplicate import (
+                                         CHUNK,
+                                         Deal,
+                                         EvaluationResult,
+                                         PairResult,
+                                         SideStats,
+                                         Timing,
+                                         agent_seed,
+                                         evaluate,
+                                         make_deal,
+                                         play_round,
+                                         play_table,
+                                         run_chunk,
+                                         summarise_pair,
+)
 from agents.evaluation.report import finite_json, format_table, write_outputs
 from agents.evaluation.stats import Rating, bradley_terry, t_interval
 

@@ -56,6 +56,10 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from agents.base import Agent
+from agents.evaluation.report import EvaluationResult, PairResult, Timing
+from agents.evaluation.stats import Rating, bradley_terry, t_interval
+from agents.registry import make_agents, parse_spec, spec_label
 from pcr_env import engine as E
 from pcr_env.actions import NUM_ACTIONS
 from pcr_env.cards import NUM_CARDS
@@ -63,11 +67,6 @@ from pcr_env.config import EPISODES, RulesConfig
 from pcr_env.observation import encode_observation
 from pcr_env.replay import GameRecorder
 from pcr_env.seating import derive_seed, is_seat_agent
-
-from agents.base import Agent
-from agents.registry import make_agents, parse_spec, spec_label
-from agents.evaluation.report import EvaluationResult, PairResult, Timing
-from agents.evaluation.stats import Rating, bradley_terry, t_interval
 
 CHUNK = 25  # deals per work item: small enough for a smooth progress bar, large enough to amortise IPC
 
@@ -356,7 +355,7 @@ def _labels(specs: Sequence[str]) -> list[str]:
 
 
 # ---------------------------------------------------------------------------- driver
-def evaluate(agents: Sequence[str | Agent], deals: int = 1000, seed: int = 0, episode: str = "round",
+def evaluate(agents: Sequence[str | Agent], deals: int = 1000, seed: int = 0, episode: str = "round",  # noqa: C901
              workers: int = 1, progress: bool = True, rules: RulesConfig | dict[str, Any] | None = None,
              pairs: Iterable[tuple[int, int]] | None = None, record_deals: int = 0) -> EvaluationResult:
     """Play every pair of ``agents`` (spec strings or agent objects) in duplicate over ``deals`` deals.

@@ -6,13 +6,12 @@ import csv
 import json
 import math
 import os
-from pathlib import Path
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
-from pcr_env.config import RulesConfig
-
 from agents.evaluation.stats import Rating
+from pcr_env.config import RulesConfig
 
 
 @dataclass

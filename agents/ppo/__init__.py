@@ -8,12 +8,33 @@ files and the PPO format) and ``agent`` (:class:`PPOAgent`, :func:`load_ppo_agen
 """
 
 from agents.ppo.agent import PPOAgent, export_agent, load_ppo_agent
-from agents.ppo.checkpoint import (CHECKPOINT_FORMAT, CHECKPOINT_VERSION, PRETRAINED_PATH, VARIANT_FIELDS, atomic_save,
-                                   build_model, check_rules_compatible, checkpoint_network, make_checkpoint,
-                                   observation_signature, read_checkpoint, resolve_path, rules_dict,
-                                   validate_checkpoint)
-from agents.ppo.network import (MASKED_LOGIT, ActorCritic, NetworkConfig, ValueNorm, layer_init, log_probs,
-                                masked_entropy, mlp, sample_actions)
+from agents.ppo.checkpoint import (
+                                   CHECKPOINT_FORMAT,
+                                   CHECKPOINT_VERSION,
+                                   PRETRAINED_PATH,
+                                   VARIANT_FIELDS,
+                                   atomic_save,
+                                   build_model,
+                                   check_rules_compatible,
+                                   checkpoint_network,
+                                   make_checkpoint,
+                                   observation_signature,
+                                   read_checkpoint,
+                                   resolve_path,
+                                   rules_dict,
+                                   validate_checkpoint,
+)
+from agents.ppo.network import (
+                                   MASKED_LOGIT,
+                                   ActorCritic,
+                                   NetworkConfig,
+                                   ValueNorm,
+                                   layer_init,
+                                   log_probs,
+                                   masked_entropy,
+                                   mlp,
+                                   sample_actions,
+)
 
 __all__ = [
     "CHECKPOINT_FORMAT", "CHECKPOINT_VERSION", "MASKED_LOGIT", "PRETRAINED_PATH", "VARIANT_FIELDS", "ActorCritic",

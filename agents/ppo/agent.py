@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from pcr_env.actions import NUM_ACTIONS
-from pcr_env.config import RulesConfig
 from agents.base import BaseAgent
 from agents.ppo.checkpoint import atomic_save, build_model, check_rules_compatible, read_checkpoint
 from agents.ppo.network import ActorCritic, log_probs, sample_actions
+from pcr_env.actions import NUM_ACTIONS
+from pcr_env.config import RulesConfig
 
 
 def export_agent(source: str | Path, path: str | Path, **meta: Any) -> dict[str, Any]:

@@ -5,10 +5,11 @@ of the 52 cards separately which one is still out, which of mine is the highest 
 would take the trick and whether an opponent still to play could take it back.
 
 :class:`CardFeatures` computes them, as a function of the observation alone (the seat's card knowledge comes
-from :mod:`pcr_env.knowledge`, so an agent using it still sees only what its seat may know), in float32 whatever the autocast. :class:`CardActor` feeds its per-row features
-to the usual trunk and scores every card with one small network over that card's features and the trunk's
-output, so a rule learned for one card holds for all of them; that score is added to the trunk's logits of
-the card actions (pass, discard, play). It is chosen with ``network.card_head: true`` (``NetworkConfig``).
+from :mod:`pcr_env.knowledge`, so an agent using it still sees only what its seat may know), in float32 whatever
+the autocast. :class:`CardActor` feeds its per-row features to the usual trunk and scores every card with one
+small network over that card's features and the trunk's output, so a rule learned for one card holds for all
+of them; that score is added to the trunk's logits of the card actions
+(pass, discard, play). It is chosen with ``network.card_head: true`` (``NetworkConfig``).
 
 Per-card features (``[B, F, 52]``; relative seats ``k = 1 .. n-1`` as in the observation):
 
@@ -61,12 +62,11 @@ import torch
 import torch.nn as nn
 from numba import njit
 
+from agents.ppo.sparse_linear import SparseInputLinear
 from pcr_env.cards import NUM_CARDS
 from pcr_env.config import RulesConfig
 from pcr_env.knowledge import knowledge_offsets, row_knowledge
 from pcr_env.observation import observation_layout
-
-from agents.ppo.sparse_linear import SparseInputLinear
 
 
 def card_feature_names(players: int) -> list[str]:
@@ -96,7 +96,7 @@ _PASSED, _RECEIVED, _PLAYED, _TRICK, _TRUMP, _LED = range(len(_SLICES))
 
 
 @njit(cache=True, nogil=True)
-def _features_kernel(obs, n, off, known_off, cards, rows):
+def _features_kernel(obs, n, off, known_off, cards, rows):  # noqa: C901
     """Every row of ``obs`` into ``cards[b, f, c]`` and ``rows[b, g]`` (the module docstring's features, in the order of
     :func:`card_feature_names` and :func:`row_feature_names`); seats are relative, 0 being the observer."""
     R = 13

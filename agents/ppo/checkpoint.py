@@ -38,6 +38,7 @@ agents.ppo.checkpoint.CheckpointError: checkpoint '...a.pt' is damaged (empty fi
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import struct
@@ -45,15 +46,13 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-import dataclasses
-
 import numpy as np
 import torch
 
+from agents.ppo.network import ActorCritic, NetworkConfig
 from pcr_env.actions import NUM_ACTIONS
 from pcr_env.config import RulesConfig
 from pcr_env.observation import observation_layout, state_layout
-from agents.ppo.network import ActorCritic, NetworkConfig
 
 CHECKPOINT_FORMAT = "pcr-ppo"
 CHECKPOINT_VERSION = 1
@@ -373,5 +372,3 @@ def export_agent(source: str | Path, path: str | Path, **meta: Any) -> dict[str,
     agent["meta"] = {**counts, **meta}
     atomic_save(agent, path)
     return agent
-
-

@@ -26,10 +26,10 @@ from typing import Literal
 import torch
 import torch.nn as nn
 
-from pcr_env.actions import NUM_ACTIONS
-from pcr_env.observation import players_for_size
 from agents.ppo.card_net import CardActor
 from agents.ppo.sparse_linear import SparseInputLinear, SparseRows
+from pcr_env.actions import NUM_ACTIONS
+from pcr_env.observation import players_for_size
 
 MASKED_LOGIT = -1e8
 
@@ -176,5 +176,3 @@ class ValueNorm(nn.Module):
 
     def denormalize(self, x: torch.Tensor) -> torch.Tensor:
         return (x * self.std + self.mean).to(x.dtype)
-
-

@@ -24,12 +24,11 @@ import sys
 
 import numpy as np
 
+from agents.scripted.heuristic import HeuristicAgent, best_trump
 from pcr_env import engine as E
 from pcr_env.actions import PASS_BID, bid_action
 from pcr_env.config import RulesConfig
 from pcr_env.observation import encode_observation
-
-from agents.scripted.heuristic import HeuristicAgent, best_trump
 
 
 def forced_contracts(players: int, rounds: int, seed: int) -> np.ndarray:

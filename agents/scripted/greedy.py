@@ -34,12 +34,11 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import BaseAgent, legal_actions
 from pcr_env.actions import BID_BASE, PASS_BID, TRUMP_BASE
 from pcr_env.cards import beats
 from pcr_env.engine import Phase
 from pcr_env.observation import decode_observation
-
-from agents.base import BaseAgent, legal_actions
 
 
 class GreedyAgent(BaseAgent):

@@ -99,14 +99,13 @@ from itertools import product
 
 import numpy as np
 
+from agents.base import BaseAgent, legal_actions
 from pcr_env.actions import BID_BASE, NUM_ACTIONS, PASS_BID, TRUMP_BASE
 from pcr_env.cards import beats, rank_of
 from pcr_env.config import RulesConfig
 from pcr_env.engine import PASS_SIZE, PassDirection, Phase
 from pcr_env.knowledge import SeatKnowledge, seat_knowledge
 from pcr_env.observation import ObservationView, decode_observation
-
-from agents.base import BaseAgent, legal_actions
 
 ACE, KING, QUEEN, JACK = 12, 11, 10, 9
 
@@ -563,7 +562,7 @@ class _Play:
             return self.lead()
         return self.follow()
 
-    def lead(self) -> int:
+    def lead(self) -> int:  # noqa: C901
         view, trump = self.view, self.trump
         we_declare = view.declarer is not None and view.declarer % 2 == 0
         my_trumps = self.my_suits[trump] if trump >= 0 else []

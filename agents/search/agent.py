@@ -33,14 +33,13 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import Agent, BaseAgent, legal_actions
 from pcr_env.actions import NUM_ACTIONS
 from pcr_env.cards import rank_of
 from pcr_env.config import RulesConfig
 from pcr_env.engine import Phase
 from pcr_env.observation import decode_observation
 from pcr_env.vector import VectorEnv
-
-from agents.base import Agent, BaseAgent, legal_actions
 
 
 class SearchAgent(BaseAgent):

@@ -28,10 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import Agent, BaseAgent
 from pcr_env.engine import Phase
 from pcr_env.observation import decode_observation
-
-from agents.base import Agent, BaseAgent
 
 PHASE_NAMES = ("pass", "bid", "trump", "discard", "play")
 

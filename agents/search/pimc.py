@@ -37,13 +37,12 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import BaseAgent, legal_actions
 from pcr_env.actions import PASS_BID, TRUMP_BASE, bid_action
 from pcr_env.cards import NUM_SUITS, cards_of, rank_of, suit_of
 from pcr_env.config import RulesConfig
 from pcr_env.engine import GameState, Phase
 from pcr_env.observation import decode_observation
-
-from agents.base import BaseAgent, legal_actions
 
 _RANK_CHARS = "23456789TJQKA"
 _PBN_SUITS = (3, 2, 1, 0)  # a PBN hand lists spades, hearts, diamonds, clubs; our suits are C D H S = 0..3

@@ -1,24 +1,22 @@
 """Training configs: YAML files validated by pydantic models, ``key=value`` overrides, one-line errors.
 
-``train.py`` declares its config as pydantic models, one per section, each field typed and
-documented by the docstring under it (``use_attribute_docstrings``); ``rules`` and
-``network`` are the stdlib dataclasses :class:`pcr_env.RulesConfig` and
-:class:`agents.ppo.NetworkConfig`, which pydantic validates as nested fields (the
-environment package does not depend on pydantic). Pydantic does the type checking,
-coercion and unknown-key detection; this module adds what an application has to:
+``train.py`` declares its config as pydantic models, one per section, each field typed, bounded
+(``Field(gt=..., le=...)``) and documented by the docstring under it. ``rules`` and ``network`` are
+the stdlib dataclasses :class:`pcr_env.RulesConfig` and :class:`agents.ppo.NetworkConfig`, which
+pydantic validates as nested fields (the environment package does not depend on pydantic;
+:func:`section` gives them this module's settings). Pydantic does the checking; this module adds:
 
-* YAML files that derive from another: ``base: ppo_selfplay.yaml`` (relative to the file)
-  is loaded first and the file's own keys are deep-merged over it, so a variant recipe
-  states only what differs;
+* YAML files that derive from another: ``base: ppo_selfplay.yaml`` (relative to the file) is
+  loaded first and the file's own keys are deep-merged over it;
 * ``--set dotted.key=value`` overrides (values parsed as YAML);
-* every validation error as one line naming the dotted key, the value and what is allowed,
-  with a did-you-mean for unknown keys;
-* :func:`describe`: every key, its type and its docstring's first line (``--list-keys``).
+* every validation error as one line naming the dotted key, the value and what is allowed;
+* :func:`describe`: every key, its type and its docstring's first line (``--list-keys``), read
+  from the model's JSON schema.
 
->>> from pydantic import BaseModel
+>>> from pydantic import BaseModel, Field
 >>> class Section(BaseModel):
 ...     model_config = SECTION
-...     rate: Float = 0.1
+...     rate: Float = Field(0.1, gt=0)
 >>> class Top(BaseModel):
 ...     model_config = SECTION
 ...     seed: Int = 0
@@ -29,23 +27,21 @@ coercion and unknown-key detection; this module adds what an application has to:
 Traceback (most recent call last):
 ...
 agents.training.config_io.ConfigError: unknown config key 'opt.rat' (did you mean 'opt.rate'?): allowed keys in 'opt' are ['rate']
+>>> validate(Top, {"opt": {"rate": -1}})
+Traceback (most recent call last):
+...
+agents.training.config_io.ConfigError: config key 'opt.rate' = -1 is not allowed: expected a number > 0
 """
 
-from __future__ import annotations
 
-import ast
-import dataclasses
 import difflib
-import inspect
 import math
-import textwrap
-import types
-import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, StrictBool, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, StrictBool, ValidationError
 from pydantic_core import PydanticCustomError
 
 SECTION = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_default=True)
@@ -56,43 +52,55 @@ class ConfigError(ValueError):
     """A config file, override or value is not allowed (one line: the dotted key and what is allowed)."""
 
 
-# --------------------------------------------------------------------------- field types
-def _integer(value: Any) -> Any:
-    if isinstance(value, bool):  # YAML `true` is no number (pydantic's lax mode would take it as 1)
-        raise PydanticCustomError("int_type", "expected an integer, not a boolean")
-    return value
+def _number(kind: str) -> BeforeValidator:
+    """Refuse booleans (YAML `true` is no number, though pydantic's lax mode takes it as 1) and inf/nan."""
+    def check(value: Any) -> Any:
+        if isinstance(value, bool):
+            raise PydanticCustomError(f"{kind}_type", "not a boolean")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise PydanticCustomError("finite_number", "expected a finite number")
+        return value
+    return BeforeValidator(check)
 
 
-def _number(value: Any) -> Any:
-    if isinstance(value, bool):
-        raise PydanticCustomError("number_type", "expected a number, not a boolean")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise PydanticCustomError("finite_number", "expected a finite number")
-    return value
-
-
-Int = Annotated[int, BeforeValidator(_integer)]
+Int = Annotated[int, _number("int")]
 """An integer (``1e6`` in YAML is accepted: it is an integral float); booleans are refused."""
-Float = Annotated[float, BeforeValidator(_number)]
-"""A finite number (PyYAML's ``1e-4`` string is accepted, as pydantic parses numeric strings)."""
+Float = Annotated[float, _number("float")]
+"""A finite number; booleans are refused."""
 Bool = StrictBool
 """``true`` or ``false`` only."""
 
 
-def require(ok: bool, key: str, value: Any, allowed: str) -> None:
-    """A range check for a validator: unless ``ok``, the error names ``key`` (relative to its section)."""
-    if not ok:
-        raise PydanticCustomError("not_allowed", "config key {key} = {value} is not allowed: allowed {allowed}",
-                                  {"key": key, "value": repr(value), "allowed": allowed})
+def section(cls: type) -> type:
+    """Give a stdlib dataclass the settings of :data:`SECTION` (unknown keys refused, docstrings kept)."""
+    cls.__pydantic_config__ = SECTION  # type: ignore[attr-defined]
+    return cls
+
+
+def allowed(check: Callable[[Any], bool], expected: str) -> AfterValidator:
+    """A field validator refusing values for which ``check`` is false (or raises ``ValueError``)."""
+    def validator(value: Any) -> Any:
+        try:
+            ok = check(value)
+        except ValueError as err:
+            raise PydanticCustomError("not_allowed", "expected {expected}", {"expected": f"{expected} ({err})"}) from None
+        if not ok:
+            raise PydanticCustomError("not_allowed", "expected {expected}", {"expected": expected})
+        return value
+    return AfterValidator(validator)
+
+
+def not_allowed(key: str, value: Any, expected: str) -> ValueError:
+    """The error a cross-field validator raises (``key`` relative to its section)."""
+    return ValueError(f"config key {key!r} = {value!r} is not allowed: expected {expected}")
 
 
 # --------------------------------------------------------------------------- files and overrides
 def load_yaml(path: str | Path, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     """Read a YAML mapping of config keys, merged over its ``base:`` file if it names one.
 
-    A file with no keys at all (empty, or only comments) is refused: it would silently
-    train the built-in defaults; ``{}`` asks for them on purpose. A syntax error is one line
-    naming the file, the line and the column.
+    A file with no keys (empty, or only comments) is refused: it would silently train the built-in
+    defaults; ``{}`` asks for them on purpose.
     """
     path = Path(path)
     if not path.is_file():
@@ -101,25 +109,19 @@ def load_yaml(path: str | Path, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
         data = yaml.safe_load(path.read_text())
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "somewhere"
-        raise ConfigError(f"config file {str(path)!r} is not valid YAML: {where}: "
-                          f"{err.problem or err.context or 'syntax error'}") from None
-    except yaml.YAMLError as err:
-        raise ConfigError(f"config file {str(path)!r} is not valid YAML: {str(err).splitlines()[0]}") from None
-    except UnicodeDecodeError as err:
-        raise ConfigError(f"config file {str(path)!r} is not a text file ({err.reason} at byte {err.start})") from None
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+        raise ConfigError(f"config file {str(path)!r} is not valid YAML: {where}{err.problem or err.context}") from None
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        raise ConfigError(f"config file {str(path)!r} is not valid YAML: {' '.join(str(err).split())}") from None
     if data is None:
         raise ConfigError(f"config file {str(path)!r} holds no config keys (it is empty or only comments): "
-                          "it would train the built-in defaults; write {} to do that on purpose, "
-                          "or see the keys with --list-keys")
+                          "write {} to train the built-in defaults on purpose, or see the keys with --list-keys")
     if not isinstance(data, dict):
         raise ConfigError(f"config file {str(path)!r} holds {type(data).__name__}: expected a mapping of keys")
     base = data.pop("base", None)
     if base is None:
         return data
-    if not isinstance(base, str):
-        raise ConfigError(f"config file {str(path)!r}: base = {base!r} is not allowed: expected a file name")
-    base_path = (path.parent / base).resolve()
+    base_path = (path.parent / str(base)).resolve()
     if base_path in _seen or base_path == path.resolve():
         raise ConfigError(f"config file {str(path)!r}: base {base!r} leads back to itself")
     return deep_merge(load_yaml(base_path, (*_seen, path.resolve())), data)
@@ -129,10 +131,8 @@ def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     """``over`` merged into a copy of ``base``: nested sections merge, other values replace."""
     out = dict(base)
     for key, value in over.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict) and key != "opponents":
-            out[key] = deep_merge(out[key], value)
-        else:  # a mapping of opponent weights replaces the base's whole (it is one distribution)
-            out[key] = value
+        merge = isinstance(value, dict) and isinstance(out.get(key), dict) and key != "opponents"
+        out[key] = deep_merge(out[key], value) if merge else value  # an opponent mix is one distribution: replaced
     return out
 
 
@@ -141,22 +141,18 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
     out = deep_merge(data, {})
     for item in overrides:
         key, sep, raw = item.partition("=")
-        key = key.strip()
-        if not sep or not key or any(not part for part in key.split(".")):
+        parts = key.strip().split(".")
+        if not sep or not all(parts):
             raise ConfigError(f"override {item!r} is not allowed: expected key=value, e.g. ppo.learning_rate=1e-4")
-        value = yaml.safe_load(raw) if raw.strip() else ""
         node = out
-        parts = key.split(".")
         for i, part in enumerate(parts[:-1]):
-            child = node.get(part)
-            if child is None:
-                child = node[part] = {}
-            elif not isinstance(child, dict):
+            if node.get(part) is None:
+                node[part] = {}
+            if not isinstance(node[part], dict):
                 raise ConfigError(f"override {item!r}: config key {'.'.join(parts[:i + 1])!r} is not a section")
-            else:
-                child = node[part] = dict(child)
+            node[part] = child = dict(node[part])
             node = child
-        node[parts[-1]] = value
+        node[parts[-1]] = yaml.safe_load(raw) if raw.strip() else ""
     return out
 
 
@@ -166,128 +162,101 @@ def validate(model: type[BaseModel], data: dict[str, Any]) -> Any:
     try:
         return model.model_validate(data)
     except ValidationError as err:
-        raise ConfigError(describe_error(model, err.errors()[0], data)) from None
+        raise ConfigError(describe_error(model, err.errors()[0])) from None
 
 
-def describe_error(model: type, error: dict[str, Any], data: Any) -> str:
+_BOUNDS = {"greater_than": ("gt", ">"), "greater_than_equal": ("ge", ">="), "less_than": ("lt", "<"),
+           "less_than_equal": ("le", "<=")}
+_EXPECTED = {"int": "an integer", "float": "a number", "bool": "true or false", "string": "a string",
+             "dict": "a mapping of keys", "model": "a mapping of keys", "dataclass": "a mapping of keys",
+             "list": "a list", "tuple": "a list", "finite": "a finite number"}
+
+
+def describe_error(model: type[BaseModel], error: Any) -> str:
+    """One line for one pydantic error: the dotted key, the value and what is allowed."""
     loc = [str(part) for part in error["loc"]]
-    key = _dotted(loc)
-    kind, value = error["type"], error.get("input")
+    key, kind, value = _dotted(loc), error["type"], error.get("input")
     if kind in ("extra_forbidden", "unexpected_keyword_argument"):
-        section = _section_type(model, loc[:-1])
-        allowed = sorted(_field_names(section)) if section is not None else []
+        allowed = sorted(_schema_at(model, loc[:-1]).get("properties", {}))
         close = difflib.get_close_matches(loc[-1], allowed, n=1)
         hint = f" (did you mean {_dotted([*loc[:-1], close[0]])!r}?)" if close else ""
         where = f"in {_dotted(loc[:-1])!r}" if loc[:-1] else "at the top level"
         return f"unknown config key {key!r}{hint}: allowed keys {where} are {allowed}"
-    if kind == "not_allowed":
-        ctx = error["ctx"]
-        inner = _dotted([*loc, ctx["key"]])
-        return f"config key {inner!r} = {ctx['value']} is not allowed: allowed {ctx['allowed']}"
-    if kind == "value_error":  # RulesConfig / NetworkConfig validate themselves and name the field
-        message = str(error["ctx"]["error"]) if "ctx" in error else error["msg"]
-        if message.startswith("config key '"):
-            message = f"config key '{key}." + message[len("config key '"):]
-        return f"config section {key!r}: {message}" if not message.startswith("config key") else message
-    return f"config key {key!r} = {value!r} is not allowed: {_expected(kind, error)}"
-
-
-def _expected(kind: str, error: dict[str, Any]) -> str:
-    if kind.startswith("int"):
-        return "expected an integer"
-    if kind.startswith("float") or kind in ("number_type", "finite_number"):
-        return "expected a number" if kind != "finite_number" else "expected a finite number"
-    if kind.startswith("bool"):
-        return "expected true or false"
-    if kind.startswith("string"):
-        return "expected a string"
-    if kind == "literal_error":
-        return "expected " + error["ctx"]["expected"]
-    if kind in ("dict_type", "model_type", "dataclass_type", "model_attributes_type"):
-        return "expected a mapping of keys"
-    if kind in ("list_type", "tuple_type", "iterable_type"):
-        return "expected a list"
-    return error["msg"]
+    if kind == "value_error":  # a cross-field validator, or RulesConfig / NetworkConfig naming its own field
+        message = str(error["ctx"]["error"])
+        prefix = "config key '"
+        return message.replace(prefix, f"{prefix}{key}.", 1) if key and message.startswith(prefix) else message
+    if kind in _BOUNDS:
+        name, op = _BOUNDS[kind]
+        bound = error["ctx"][name]
+        what = "an integer" if isinstance(bound, int) and isinstance(value, int) else "a number"
+        expected = f"{what} {op} {bound:g}" if isinstance(bound, float) else f"{what} {op} {bound}"
+    elif "expected" in error.get("ctx", {}):  # a Literal's choices, or an `allowed` validator
+        expected = error["ctx"]["expected"]
+    else:
+        expected = next((v for k, v in _EXPECTED.items() if kind.startswith(k)), error["msg"])
+    return f"config key {key!r} = {value!r} is not allowed: expected {expected}"
 
 
 def _dotted(parts: list[str]) -> str:
-    out = ""
-    for part in parts:
-        out += f"[{part}]" if part.isdigit() and out else (f".{part}" if out else part)
-    return out
+    return "".join(f"[{p}]" if p.isdigit() and i else (f".{p}" if i else p) for i, p in enumerate(parts))
 
 
-def _unwrap(tp: Any) -> Any:
-    for arg in typing.get_args(tp) or ():
-        if isinstance(arg, type) and (issubclass(arg, BaseModel) or dataclasses.is_dataclass(arg)):
-            return arg
-    return tp
+def _resolve(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    """A schema node with ``$ref`` (and a lone ``allOf``/``anyOf`` around one) followed."""
+    for wrapper in ("allOf", "anyOf"):
+        refs = [n for n in node.get(wrapper, []) if "$ref" in n]
+        if len(refs) == 1 and len(node[wrapper]) == 1:
+            node = refs[0]
+    if "$ref" in node:
+        return schema["$defs"][node["$ref"].rsplit("/", 1)[1]]
+    return node
 
 
-def _section_type(model: type, path: list[str]) -> Any:
-    tp: Any = model
+def _schema_at(model: type[BaseModel], path: list[str]) -> dict[str, Any]:
+    schema = model.model_json_schema()
+    node = schema
     for part in path:
-        hints = _field_types(tp)
-        if part not in hints:
-            return None
-        tp = _unwrap(hints[part])
-    return tp
-
-
-def _field_types(tp: Any) -> dict[str, Any]:
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
-        return {name: f.annotation for name, f in tp.model_fields.items()}
-    if dataclasses.is_dataclass(tp):
-        hints = typing.get_type_hints(tp)
-        return {f.name: hints[f.name] for f in dataclasses.fields(tp) if f.init}
-    return {}
-
-
-def _field_names(tp: Any) -> list[str]:
-    return list(_field_types(tp))
+        node = _resolve(schema, node.get("properties", {}).get(part, {}))
+    return node
 
 
 # --------------------------------------------------------------------------- listing keys
-def describe(model: type, prefix: str = "") -> list[tuple[str, str, str]]:
+def describe(model: type[BaseModel]) -> list[tuple[str, str, str]]:
     """``(dotted key, type, first line of its docstring)`` of every leaf field."""
-    rows: list[tuple[str, str, str]] = []
-    docs = _docs(model)
-    for name, tp in _field_types(model).items():
-        key = f"{prefix}{name}"
-        inner = _unwrap(tp) if not typing.get_origin(tp) is dict else tp
-        if isinstance(inner, type) and (issubclass(inner, BaseModel) or dataclasses.is_dataclass(inner)):
-            rows.extend(describe(inner, key + "."))
-        else:
-            rows.append((key, _type_name(tp), docs.get(name, "").split("\n")[0]))
-    return rows
+    schema = model.model_json_schema()
+
+    def walk(node: dict[str, Any], prefix: str) -> list[tuple[str, str, str]]:
+        rows = []
+        for name, field in node["properties"].items():
+            inner = _resolve(schema, field)
+            if "properties" in inner:
+                rows += walk(inner, f"{prefix}{name}.")
+            else:
+                doc = field.get("description") or inner.get("description") or ""
+                rows.append((prefix + name, _type_name(field), doc.split("\n")[0]))
+        return rows
+
+    return walk(schema, "")
 
 
-def _docs(tp: type) -> dict[str, str]:
-    if issubclass(tp, BaseModel):
-        return {name: f.description or "" for name, f in tp.model_fields.items()}
-    # A stdlib dataclass (RulesConfig, NetworkConfig) documents fields the same way: read them.
-    try:
-        body = ast.parse(textwrap.dedent(inspect.getsource(tp))).body[0].body  # type: ignore[attr-defined]
-    except (OSError, TypeError):
-        return {}
-    return {node.target.id: inspect.cleandoc(nxt.value.value) for node, nxt in zip(body, body[1:])
-            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(nxt, ast.Expr)
-            and isinstance(nxt.value, ast.Constant) and isinstance(nxt.value.value, str)}
+_JSON_TYPES = {"number": "float", "integer": "int", "boolean": "bool", "string": "str", "null": "null"}
 
 
-def _type_name(tp: Any) -> str:
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if origin is Annotated:
-        return _type_name(args[0])
-    if origin is typing.Literal:
-        return " | ".join(repr(a) for a in args)
-    if origin in (typing.Union, types.UnionType):
-        return " | ".join("null" if a is type(None) else _type_name(a) for a in args)
-    if origin is tuple:
-        return f"list[{_type_name(args[0])}]"
-    if origin is dict:
-        return f"dict[{_type_name(args[0])}, {_type_name(args[1])}]"
-    return getattr(tp, "__name__", str(tp))
+def _type_name(node: dict[str, Any] | bool) -> str:
+    if not isinstance(node, dict) or not node:
+        return "any"
+    if "enum" in node or "const" in node:
+        return " | ".join(repr(v) for v in node.get("enum", [node.get("const")]))
+    if "anyOf" in node:
+        return " | ".join(_type_name(n) for n in node["anyOf"])
+    kind = node.get("type", "object")
+    if kind == "array":
+        return f"list[{_type_name(node.get('items', {}))}]"
+    if kind == "object":
+        return f"dict[str, {_type_name(node.get('additionalProperties', {}))}]" if "additionalProperties" in node \
+            else "mapping"
+    return _JSON_TYPES.get(kind, kind)
 
 
 def to_plain(config: BaseModel) -> dict[str, Any]:
@@ -295,5 +264,5 @@ def to_plain(config: BaseModel) -> dict[str, Any]:
     return config.model_dump(mode="json")
 
 
-__all__ = ["SECTION", "ConfigError", "Int", "Float", "Bool", "require", "load_yaml", "deep_merge", "apply_overrides",
-           "validate", "describe", "to_plain"]
+__all__ = ["SECTION", "ConfigError", "Int", "Float", "Bool", "section", "allowed", "not_allowed", "load_yaml", "deep_merge",
+           "apply_overrides", "validate", "describe", "describe_error", "to_plain"]

@@ -136,4 +136,12 @@ class RunLog:
             self._file = None
 
 
-__all__ = ["RunLog", "finite_json"]
+def where_results_are(run_dir: Path) -> str:
+    """Where a run's checkpoints and logs are, and how to continue it (printed at its end)."""
+    return (f"run directory: {run_dir}\n"
+            f"  checkpoints: {run_dir / 'checkpoints'} (best.pt: best evaluation, latest.pt: resume with "
+            f"python train.py --resume {run_dir})\n"
+            f"  logs: {run_dir / 'log.jsonl'}; TensorBoard: tensorboard --logdir {run_dir}")
+
+
+__all__ = ["RunLog", "finite_json", "where_results_are"]

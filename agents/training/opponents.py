@@ -30,17 +30,15 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
-from pcr_env.config import RulesConfig
-
 from agents.ppo.agent import PPOAgent
 from agents.ppo.network import MASKED_LOGIT, ActorCritic, log_probs, sample_actions
+from pcr_env.config import RulesConfig
 
 
 class OpponentPool:
@@ -167,52 +165,139 @@ class OpponentPool:
         self.wins[slot] += wins
         self.rounds[slot] += rounds
 
+    def state_dict(self) -> dict[str, Any]:
+        """The snapshots' weights, their iterations and win statistics (the same on every worker)."""
+        return {"models": [a.model.state_dict() for a in self.agents], "iterations": list(self.iterations),
+                "wins": self.wins.tolist(), "rounds": self.rounds.tolist(), "next_slot": self.next_slot}
+
+    def load_state_dict(self, state: dict[str, Any], make_snapshot: Callable[[], Any]) -> None:
+        """Refill the pool from :meth:`state_dict`; ``make_snapshot()`` gives an agent to load each model into."""
+        self.agents, self.iterations, self._stack = [], [], None
+        for weights, iteration in zip(state["models"], state["iterations"]):
+            agent = make_snapshot()
+            agent.model.load_state_dict(weights)
+            self.agents.append(agent)
+            self.iterations.append(int(iteration))
+        self.wins[:], self.rounds[:] = state["wins"], state["rounds"]
+        self.next_slot = int(state["next_slot"])
+
+    def stream_states(self) -> list[Any]:
+        """Each snapshot's random stream (per worker: each worker's copies played other games)."""
+        return [a.get_state() for a in self.agents]
+
+    def set_stream_states(self, states: list[Any]) -> None:
+        for agent, state in zip(self.agents, states):
+            agent.set_state(state)
+
 
 def round_outcome(learner_score: float, opponent_score: float) -> float:
     """1 for a round the learner's team outscored, 0.5 for a tie, 0 for a loss."""
     return 1.0 if learner_score > opponent_score else 0.5 if learner_score == opponent_score else 0.0
 
 
-@dataclass
+SELF, SNAPSHOT = 0, 1
+"""Indices of the two built-in kinds in :attr:`Opponents.names` (agent specs follow them)."""
+
+
 class Opponents:
-    """Per-game opponent assignment of one worker: who plays the seats the learner does not."""
+    """Who plays the seats the learner does not, per game of one worker.
 
-    names: list[str]          # opponent kinds of selfplay.opponents, in order
-    probs: np.ndarray         # their drawing probabilities
-    baselines: list[Any]      # agent objects for the agent-spec kinds (same order as baseline_names)
-    baseline_names: list[str]
-    opponent: np.ndarray      # per game: -1 self-play, b < len(baselines) a baseline, len(baselines)+j snapshot j
-    learner_team: np.ndarray  # per game: the learner's team (ignored in self-play games)
+    ``mix`` is ``selfplay.opponents`` (kind -> probability), ``agents`` the agent objects of its
+    agent-spec kinds. Game ``g`` is played against ``names[kind[g]]``: ``"self"`` (the learner holds
+    every seat), ``"snapshot"`` (pool slot ``slot[g]``) or an agent spec; the learner's team is
+    ``learner_team[g]``. A game starts in self-play and is drawn again whenever a trajectory ends.
+    """
 
-    def controller_name(self, oid: int) -> str:
-        if oid < 0:
-            return "self"
-        return self.baseline_names[oid] if oid < len(self.baselines) else "snapshot"
+    def __init__(self, mix: dict[str, float], agents: dict[str, Any], n_games: int):
+        self.mix = list(mix)
+        self.probs = np.array([mix[k] for k in self.mix], np.float64)
+        self.probs /= self.probs.sum()
+        self.agents = dict(agents)
+        self.names = ["self", "snapshot", *self.agents]
+        self.kind = np.full(n_games, SELF, np.int64)
+        self.slot = np.full(n_games, -1, np.int64)
+        self.learner_team = np.zeros(n_games, np.int64)
+
+    def learner_games(self, seats: np.ndarray) -> np.ndarray:
+        """Per game: whether the seat to act is the learner's."""
+        return (self.kind == SELF) | (seats % 2 == self.learner_team)
+
+    def act(self, actions: np.ndarray, rows: np.ndarray, obs: np.ndarray, masks: np.ndarray, pool: OpponentPool) -> None:
+        """Fill ``actions[rows]`` (games whose seat to act is an opponent's): each agent its own rows,
+        every snapshot's rows in one batched pass."""
+        kind = self.kind[rows]
+        for k, agent in enumerate(self.agents.values(), start=2):
+            sel = rows[kind == k]
+            if len(sel):
+                actions[sel] = agent.act_batch(obs[sel], masks[sel])
+        sel = rows[kind == SNAPSHOT]
+        if len(sel):
+            actions[sel] = pool.act_batch(self.slot[sel], obs[sel], masks[sel])
+
+    def draw(self, games: np.ndarray, pool: OpponentPool, rng: np.random.Generator) -> None:
+        """A new opponent (and learner team) for each game in ``games``; ``snapshot`` is self-play
+        while the pool is empty."""
+        if len(games) == 0:
+            return
+        drawn = rng.choice(len(self.mix), size=len(games), p=self.probs)
+        teams = rng.integers(2, size=len(games))
+        for g, d, team in zip(games, drawn, teams):
+            name = self.mix[d]
+            kind = SELF if name == "self" or (name == "snapshot" and len(pool) == 0) else self.names.index(name)
+            self.kind[g] = kind
+            self.slot[g] = pool.sample(rng) if kind == SNAPSHOT else -1
+            self.learner_team[g] = team
 
     def stat_keys(self) -> list[str]:
         """The collection statistics, a fixed list (the same on every worker, whatever its games held)."""
         keys = ["decisions", "learner_decisions", "rounds", "made", "bid_sum", "vs_rounds", "vs_declared",
                 "vs_declared_made"]
-        for name in [*self.baseline_names, "snapshot"]:
+        for name in [*self.agents, "snapshot"]:
             keys += [f"vs_{name}_rounds", f"vs_{name}_score"]
         return keys
 
+    def record_round(self, stats: dict[str, Any], g: int, result: dict[str, Any], pool_results: np.ndarray) -> None:
+        """Count game ``g``'s finished round against its opponent (self-play rounds count for nobody);
+        ``pool_results[0/1, slot]`` gathers round wins and rounds per snapshot."""
+        if self.kind[g] == SELF:
+            return
+        team = self.learner_team[g]
+        mine, theirs = result["scores"][team], result["scores"][(team + 1) % 2]
+        name = self.names[self.kind[g]]
+        stats[f"vs_{name}_rounds"] += 1
+        stats[f"vs_{name}_score"] += mine - theirs
+        stats["vs_rounds"] += 1
+        if result["declarer"] % 2 == team:
+            stats["vs_declared"] += 1
+            stats["vs_declared_made"] += result["made"]
+        if self.kind[g] == SNAPSHOT:
+            pool_results[:, self.slot[g]] += (round_outcome(mine, theirs), 1)
 
-def draw_opponents(opp: Opponents, games: np.ndarray, pool: OpponentPool, rng: np.random.Generator) -> None:
-    """New opponent kind (and learner team) for each game in ``games``."""
-    if len(games) == 0:
-        return
-    kinds = rng.choice(len(opp.names), size=len(games), p=opp.probs)
-    teams = rng.integers(2, size=len(games))
-    for g, k, team in zip(games, kinds, teams):
-        name = opp.names[k]
-        if name == "self" or (name == "snapshot" and len(pool) == 0):
-            opp.opponent[g] = -1
-        elif name == "snapshot":
-            opp.opponent[g] = len(opp.baselines) + pool.sample(rng)
-        else:
-            opp.opponent[g] = opp.baseline_names.index(name)
-        opp.learner_team[g] = team
+    def charts(self, totals: dict[str, float], pool: OpponentPool) -> dict[str, float]:
+        """How a rollout's games went, from the :meth:`stat_keys` totals of every worker: bids and contracts,
+        the learner's score difference per opponent kind, the pool."""
+        def rate(num: str, den: str) -> float:
+            return totals[num] / totals[den] if totals[den] else float("nan")
+
+        charts = {"make_rate": totals["made"] / max(totals["rounds"], 1), "mean_bid": totals["bid_sum"] / max(totals["rounds"], 1),
+                  "bid_rate": rate("vs_declared", "vs_rounds"), "learner_make_rate": rate("vs_declared_made", "vs_declared"),
+                  "pool_size": len(pool)}
+        for name in [*self.agents, "snapshot"]:
+            if totals[f"vs_{name}_rounds"]:
+                charts[f"score_diff_vs_{name}"] = rate(f"vs_{name}_score", f"vs_{name}_rounds")
+        if len(pool):
+            charts["pool_min_win_rate"] = float(pool.win_rates().min())
+        return charts
+
+    def state_dict(self) -> dict[str, Any]:
+        """Per-game assignments and the agents' random streams (each worker's copies saw other games)."""
+        return {"kind": self.kind.copy(), "slot": self.slot.copy(), "learner_team": self.learner_team.copy(),
+                "agent_rng": [a.get_state() for a in self.agents.values()]}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.kind[:], self.slot[:], self.learner_team[:] = state["kind"], state["slot"], state["learner_team"]
+        for agent, stream in zip(self.agents.values(), state["agent_rng"]):
+            agent.set_state(stream)
 
 
 def snapshot_agent(model: ActorCritic, rules: RulesConfig, seed: int) -> PPOAgent:
@@ -223,4 +308,4 @@ def snapshot_agent(model: ActorCritic, rules: RulesConfig, seed: int) -> PPOAgen
     return PPOAgent(frozen, rules, greedy=False, seed=seed, source="snapshot")
 
 
-__all__ = ["OpponentPool", "Opponents", "draw_opponents", "round_outcome", "snapshot_agent"]
+__all__ = ["OpponentPool", "Opponents", "SELF", "SNAPSHOT", "round_outcome", "snapshot_agent"]

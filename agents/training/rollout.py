@@ -36,6 +36,8 @@ time-ordered along rows, so a decision's successor always lies in a later row.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from pcr_env.actions import NUM_ACTIONS
@@ -155,6 +157,37 @@ class SeatRollout:
         """An array reshaped to ``[rows * num_envs, ...]`` (a view)."""
         return self._flat(name)
 
+    def open_state(self) -> dict[str, Any]:
+        """The decisions whose return is still open (what the next rollout carries on), for a checkpoint."""
+        idx = self.pending[self.pending >= 0]
+        return {"pending": self.pending.copy(), "open_rows": {name: self._flat(name)[idx].copy() for name in self.open_fields}}
+
+    def load_open_state(self, state: dict[str, Any]) -> None:
+        self.pending[:] = state["pending"]
+        idx = self.pending[self.pending >= 0]
+        for name in self.open_fields:
+            if name in state["open_rows"]:  # a run's own checkpoints hold exactly these
+                self._flat(name)[idx] = state["open_rows"][name]
+
+    def batch(self, advantages: np.ndarray, returns: np.ndarray, targets: bool = False) -> dict[str, np.ndarray]:
+        """The trainable decisions of this rollout, with their advantages and returns (and, with
+        ``targets``, the teacher's per-action targets). ``inputs`` stays the whole storage grid (rows
+        ``input_rows``): it is by far the widest array, so minibatches gather from it directly instead
+        of from a copy (it is overwritten by the next rollout, after the update)."""
+        idx = self.trainable()
+        extra = {"targets": self._flat("targets")[idx]} if targets else {}
+        fields = ("masks", "actions", "logprobs", "values")
+        return {**extra, "inputs": self._flat("inputs"), "input_rows": idx,
+                **{name: self._flat(name)[idx] for name in fields},
+                "advantages": advantages[idx], "returns": returns[idx]}
+
+
+def update_value_norm(value_norm: Any, returns: np.ndarray, workers: Any) -> None:
+    """Fold a batch's returns, summed over every worker, into the running value statistics."""
+    r = returns.astype(np.float64)
+    count, total, total_sq = workers.sum([len(r), r.sum(), (r * r).sum()])
+    value_norm.update_from_moments(count, total, total_sq)
+
 
 def compute_gae(rewards: np.ndarray, values: np.ndarray, next_index: np.ndarray, resolved: np.ndarray,
                 gamma: float, gae_lambda: float) -> tuple[np.ndarray, np.ndarray]:
@@ -185,4 +218,4 @@ def compute_gae(rewards: np.ndarray, values: np.ndarray, next_index: np.ndarray,
     return adv.astype(np.float32), returns.astype(np.float32)
 
 
-__all__ = ["SeatRollout", "compute_gae"]
+__all__ = ["SeatRollout", "compute_gae", "update_value_norm"]

@@ -18,13 +18,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from pcr_env.vector import VectorEnv
-
 from agents.ppo import checkpoint as checkpoint_io
-from agents.ppo.checkpoint import to_arrays, to_tensors
-from agents.ppo.checkpoint import validate_checkpoint
-from agents.training.rollout import SeatRollout
+from agents.ppo.checkpoint import to_arrays, to_tensors, validate_checkpoint
 from agents.training.opponents import OpponentPool, Opponents
+from agents.training.rollout import SeatRollout
+from pcr_env.vector import VectorEnv
 
 
 class TrainingError(RuntimeError):
@@ -58,7 +56,7 @@ class GracefulInterrupt:
 
 @dataclass
 class WorkerState:
-    """Everything a worker carries from one rollout to the next (saved in latest.pt)."""
+    """A worker's games and the random streams it draws from (saved in latest.pt)."""
 
     envs: VectorEnv
     obs: np.ndarray
@@ -67,45 +65,46 @@ class WorkerState:
     rng: np.random.Generator          # opponent draws, minibatch order
     action_gen: torch.Generator       # action sampling of the learner
 
+    @classmethod
+    def start(cls, envs: VectorEnv, rng: np.random.Generator, action_gen: torch.Generator) -> WorkerState:
+        return cls(envs, *envs.reset(), rng, action_gen)
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        """Play one action in every game; returns rewards ``[games, seats]``, game ends and infos."""
+        self.obs, self.masks, self.seats, rewards, dones, infos = self.envs.step(actions)
+        return rewards, dones, infos
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"envs": self.envs.get_state(), "obs": self.obs, "masks": self.masks, "seats": self.seats,
+                "rng": self.rng.bit_generator.state, "action_gen": self.action_gen.get_state(),
+                "torch_rng": torch.get_rng_state()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        s = to_arrays({k: v for k, v in state.items() if k not in ("action_gen", "torch_rng")})
+        self.envs.set_state(s["envs"])
+        self.obs, self.masks, self.seats = s["obs"], s["masks"], s["seats"]
+        self.rng.bit_generator.state = s["rng"]
+        self.action_gen.set_state(state["action_gen"])
+        torch.set_rng_state(state["torch_rng"])
+
 
 def worker_snapshot(ws: WorkerState, storage: SeatRollout, opp: Opponents, pool: OpponentPool,
                     teacher: Any) -> dict[str, Any]:
-    """A worker's own collection state: games, open decisions, opponents and every random stream it
-    draws from (its baselines', teacher's and pool snapshots' too: each worker's copies have been
-    used on different games). Tensors and plain data only (no pickle inside a checkpoint)."""
-    pending = storage.pending
-    idx = pending[pending >= 0]
-    open_rows = {name: storage.flat(name)[idx].copy() for name in storage.open_fields}
-    return to_tensors({
-        "envs": ws.envs.get_state(), "obs": ws.obs, "masks": ws.masks, "seats": ws.seats,
-        "rng": ws.rng.bit_generator.state, "action_gen": ws.action_gen.get_state(),
-        "torch_rng": torch.get_rng_state(),
-        "pending": pending.copy(), "open_rows": open_rows,
-        "opponent": opp.opponent.copy(), "learner_team": opp.learner_team.copy(),
-        "baseline_rng": [a.get_state() for a in opp.baselines],
-        "pool_rng": [a.get_state() for a in pool.agents],
-        "teacher_rng": teacher.get_state() if teacher is not None else None,
-    })
+    """A worker's own collection state, each part saved by its owner: games and streams, open
+    decisions, opponents, and the random streams of its copies of the pool's snapshots and of the
+    teacher (each worker's copies played other games). Tensors and plain data only (no pickle)."""
+    return to_tensors({"games": ws.state_dict(), "storage": storage.open_state(), "opponents": opp.state_dict(),
+                       "pool_rng": pool.stream_states(),
+                       "teacher_rng": teacher.get_state() if teacher is not None else None})
 
 
 def restore_worker(saved: dict[str, Any], ws: WorkerState, storage: SeatRollout, opp: Opponents, pool: OpponentPool,
                    teacher: Any) -> None:
-    s = to_arrays({k: v for k, v in saved.items() if k not in ("action_gen", "torch_rng")})
-    ws.envs.set_state(s["envs"])
-    ws.obs, ws.masks, ws.seats = s["obs"], s["masks"], s["seats"]
-    ws.rng.bit_generator.state = s["rng"]
-    ws.action_gen.set_state(saved["action_gen"])
-    torch.set_rng_state(saved["torch_rng"])
-    storage.pending[:] = s["pending"]
-    idx = storage.pending[storage.pending >= 0]
-    for name in storage.open_fields:
-        if name in s["open_rows"]:  # a run's own checkpoints hold exactly these
-            storage.flat(name)[idx] = s["open_rows"][name]
-    opp.opponent[:], opp.learner_team[:] = s["opponent"], s["learner_team"]
-    for agent, state in zip(opp.baselines, saved["baseline_rng"]):
-        agent.set_state(state)
-    for agent, state in zip(pool.agents, saved["pool_rng"]):
-        agent.set_state(state)
+    """Put back what :func:`worker_snapshot` saved (the pool's snapshots must be loaded first)."""
+    ws.load_state_dict(saved["games"])
+    storage.load_open_state(to_arrays(saved["storage"]))
+    opp.load_state_dict(saved["opponents"])
+    pool.set_stream_states(saved["pool_rng"])
     if teacher is not None and saved["teacher_rng"] is not None:
         teacher.set_state(saved["teacher_rng"])
 
@@ -168,11 +167,30 @@ def validate_resume_checkpoint(ckpt: dict[str, Any]) -> None:
         raise ValueError("it holds no training state (it is an agent checkpoint such as best.pt, not a latest.pt)")
 
 
+def read_resume(run_dir: Path) -> dict[str, Any]:
+    """The ``checkpoints/latest.pt`` of the run in ``run_dir``, checked to be a resumable checkpoint."""
+    latest = run_dir / "checkpoints" / "latest.pt"
+    if not latest.is_file():
+        prev = checkpoint_io.previous_path(latest)
+        hint = f" (there is {str(prev)!r}: rename it to latest.pt to resume from it)" if prev.is_file() else ""
+        raise ValueError(f"--resume {str(run_dir)!r}: no checkpoints/latest.pt in that directory{hint}")
+    return checkpoint_io.load(latest, advice=resume_advice(latest), validate=validate_resume_checkpoint)
+
+
+def new_run_dir(run_dir: Path) -> Path:
+    """``run_dir`` for a new run, refused if it already holds one."""
+    if (run_dir / "checkpoints" / "latest.pt").exists():
+        raise ValueError(f"run directory {str(run_dir)!r} already holds a run: continue it with --resume {run_dir}, "
+                         "or choose another --run-dir")
+    return run_dir
+
+
 def remove_leftovers(checkpoints: Path) -> None:
     """Temporary files a killed run left behind (half-written checkpoints; the in-training evaluation
     plays the live network and writes no file)."""
     checkpoint_io.remove_stale_temporaries(checkpoints)
 
 
-__all__ = ["TrainingError", "GracefulInterrupt", "WorkerState", "worker_snapshot", "restore_worker", "RESUMABLE_KEYS", "check_resume_changes", "resume_advice",
-           "validate_resume_checkpoint", "remove_leftovers"]
+__all__ = ["TrainingError", "GracefulInterrupt", "WorkerState", "worker_snapshot", "restore_worker",
+           "RESUMABLE_KEYS", "check_resume_changes", "resume_advice", "validate_resume_checkpoint",
+           "remove_leftovers", "read_resume", "new_run_dir"]

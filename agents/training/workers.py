@@ -23,6 +23,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
@@ -128,4 +132,39 @@ class Workers:
             dist.destroy_process_group()
 
 
-__all__ = ["Workers", "launched_by_torchrun"]
+def exit_worker() -> None:
+    """End a worker process that finished cleanly without the interpreter's teardown, where gloo's
+    background threads can still abort the process (``terminate called without an active exception``)
+    after all work is done and saved."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def worker_error(err: BaseException, names: tuple[str, ...] = ("TrainingError", "CheckpointError", "ValueError")) -> str | None:
+    """The one-line message of a known error raised in a spawned worker (its traceback's last line)."""
+    lines = [ln for ln in str(err).strip().splitlines() if ln.strip()]
+    last = lines[-1] if lines else ""
+    return next((last.split(f"{name}: ", 1)[1] for name in names if f"{name}: " in last), None)
+
+
+def spawn(fn: Callable[..., None], nprocs: int, args: tuple[Any, ...], rendezvous: Path, prog: str) -> None:
+    """Run ``fn(rank, *args)`` in ``nprocs`` processes of this machine that meet at the file ``rendezvous``;
+    a known error raised in a worker ends this process with its one-line message."""
+    rendezvous.unlink(missing_ok=True)
+    # Ctrl-C reaches every worker (same process group); each finishes the iteration in step with
+    # the others and the main worker saves. The parent only waits, so it ignores the signal.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        torch.multiprocessing.spawn(fn, args=args, nprocs=nprocs, join=True)
+    except torch.multiprocessing.ProcessRaisedException as err:
+        message = worker_error(err)
+        if message is None:
+            raise
+        raise SystemExit(f"{prog}: error: {message}") from None
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        rendezvous.unlink(missing_ok=True)
+
+
+__all__ = ["Workers", "launched_by_torchrun", "exit_worker", "worker_error", "spawn"]

@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from agents.evaluation import evaluate, format_table, write_outputs  # noqa: E402
-from agents.search.phase_mix import PhaseMix  # noqa: E402
 from agents.registry import make_agent  # noqa: E402
+from agents.search.phase_mix import PhaseMix  # noqa: E402
 
 
 def main() -> None:

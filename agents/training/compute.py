@@ -1,0 +1,110 @@
+"""Where the network runs and in which precision, and its forward passes during training.
+
+>>> import torch
+>>> resolve_compute("cpu", "float32")
+Compute(device=device(type='cpu'), dtype=torch.float32)
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.ppo import ActorCritic, ValueNorm, log_probs, sample_actions
+from agents.ppo.sparse_linear import sparse_pays, sparse_rows
+
+
+@dataclass(frozen=True)
+class Compute:
+    """Where the network runs and the precision of its matrix products (``Config.device``, ``Config.precision``)."""
+
+    device: torch.device
+    dtype: torch.dtype = torch.float32
+
+    def autocast(self) -> torch.autocast:
+        """Mixed precision around forward passes (a no-op in float32); take ``.float()`` of the outputs."""
+        return torch.autocast(self.device.type, dtype=self.dtype, enabled=self.dtype != torch.float32)
+
+    def describe(self) -> dict[str, str]:
+        """What ``auto`` resolved to on this machine (logged at the start of a run)."""
+        return {"device": str(self.device), "precision": str(self.dtype).removeprefix("torch.")}
+
+
+def native_bfloat16(device: torch.device) -> bool:
+    """Whether bfloat16 matrix products are native (fast) on ``device``, not emulated."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    return device.type == "cpu" and torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported()
+
+
+def resolve_compute(device: str, precision: str) -> Compute:
+    """``Config.device`` and ``Config.precision`` resolved for this machine (``auto`` decided here)."""
+    dev = resolve_device(device)
+    if precision == "auto":
+        precision = "bfloat16" if native_bfloat16(dev) else "float32"
+    return Compute(dev, torch.bfloat16 if precision == "bfloat16" else torch.float32)
+
+
+def resolve_device(name: str) -> torch.device:
+    """``auto``/``cpu``/``cuda``/``cuda:N``; under torchrun, plain ``cuda`` is the GPU of the process's
+    ``LOCAL_RANK`` (one GPU per process on a machine with several)."""
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"config key 'device' = {name!r}: CUDA is not available on this machine (use 'auto' or 'cpu')")
+    if name == "cuda" and "LOCAL_RANK" in os.environ:
+        return torch.device("cuda", int(os.environ["LOCAL_RANK"]) % torch.cuda.device_count())
+    return torch.device(name)
+
+
+def network_outputs(model: ActorCritic, compute: Compute, x: torch.Tensor, mask: torch.Tensor,
+                    central: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """Masked logits ``[B, A]`` and values ``[B]`` of input rows ``x`` (the observation, then the rest of the
+    state for a central critic), as float32; the matrix products run in ``compute``'s precision."""
+    if compute.dtype == torch.float32 and sparse_pays(x) and model.sparse_input:
+        # Both first layers are sparse-aware (agents.ppo.sparse_linear): find the non-zeros once for both.
+        x = sparse_rows(x)
+        obs = x.leading_columns(model.obs_dim)
+    else:
+        obs = x[:, :model.obs_dim]
+    with compute.autocast():
+        logits, value = model.masked_logits(obs, mask), model.value(x if central else obs)
+    return logits.float(), value.float()
+
+
+def network_actions(model: ActorCritic, value_norm: ValueNorm, inputs: np.ndarray, legal: np.ndarray,
+                    generator: torch.Generator, compute: Compute) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sampled actions, their log-probabilities and the value estimates, one forward pass for all rows."""
+    with torch.no_grad():
+        x = torch.from_numpy(inputs).to(compute.device)
+        m = torch.from_numpy(legal).to(compute.device)
+        logits, value = network_outputs(model, compute, x, m, model.config.central_critic)
+        logp_all = log_probs(logits)
+        a = sample_actions(logp_all, generator)
+        logp = logp_all.gather(1, a[:, None]).squeeze(1).cpu().numpy()
+        values = value_norm.denormalize(value).cpu().numpy()
+    return a.cpu().numpy(), logp, values
+
+
+def optimizer_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, workers: Any, max_grad_norm: float) -> float:
+    """Average the gradients over workers, clip their global norm, step; returns the norm before clipping.
+
+    A worker with an empty minibatch calls it too (with zero gradients): every worker joins every collective.
+    """
+    workers.average_gradients(model.parameters())
+    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm).item()
+    optimizer.step()
+    return grad_norm
+
+
+def minibatches(rng: np.random.Generator, n: int, count: int) -> list[np.ndarray]:
+    """A random split of ``n`` rows into ``count`` minibatches (some empty when ``n < count``)."""
+    return np.array_split(rng.permutation(n), count)
+
+
+__all__ = ["Compute", "optimizer_step", "minibatches", "native_bfloat16", "resolve_compute", "resolve_device",
+           "network_outputs", "network_actions"]
