@@ -6,7 +6,8 @@ Convention of the pages (docs/index.md, "Conventions of these pages"):
   command is run here (a leading ``python`` becomes this interpreter) and must exit 0.
 * ```` ```python ```` blocks are complete scripts: each one is run and must exit 0.
 * ```` ```shell ```` blocks hold long commands (training, evaluations, ``make train``): they are not
-  run. A ``python train.py`` or ``python evaluate.py`` command may use only the flags its ``--help``
+  run. A ``python train.py --config ...`` command runs with ``--dry-run`` (its config and overrides
+  validate, nothing is written). A ``python train.py`` or ``python evaluate.py`` command may use only the flags its ``--help``
   lists, ``--set`` only keys that ``train.py --list-keys`` lists, ``--agents`` only known spec kinds
   and committed checkpoint paths; any ``--config`` must be an existing file, any ``python
   SCRIPT.py`` must exist, and ``make TARGET ...`` must pass ``make -n TARGET ...``.
@@ -161,6 +162,10 @@ def _check_python(argv: list[str]) -> None:
         for setting in _option_values(argv, "--set"):
             key = setting.split("=", 1)[0]
             assert key in _config_keys(), f"train.py has no config key {key!r}"
+        if "--config" in argv and not any("$" in t for t in argv):  # the config validates (a resume needs its run)
+            # A later --run-dir wins: the check never meets a run of this checkout's own runs/.
+            result = _run([sys.executable, *argv[1:], "--dry-run", "--run-dir", "/nonexistent/pcr-docs-check"])
+            assert result.returncode == 0, f"{' '.join(argv)} --dry-run failed:\n{result.stderr[-2000:]}"
     else:
         for spec in _option_values(argv, "--agents"):
             _check_spec(spec)

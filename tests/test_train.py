@@ -485,3 +485,11 @@ def test_a_rollout_keeps_per_action_targets_only_when_made_for_them():
            np.zeros(1, np.int64), np.zeros(1, np.float32), np.zeros(1, np.float32), q)
     ro.begin()  # the decision is still open: carried into the next rollout with its targets
     assert "targets" in ro.open_fields and np.array_equal(ro.flat("targets")[ro.pending[0, 0]], q[0])
+
+
+def test_dry_run_validates_and_writes_nothing(tmp_path, capsys):
+    run_dir = tmp_path / "dry"
+    train.main(["--config", SMOKE, "--run-dir", str(run_dir), "--dry-run", "--set", "ppo.total_decisions=4096"])
+    assert "8 PPO iterations" in capsys.readouterr().out and not run_dir.exists()
+    with pytest.raises(SystemExit, match="ppo.clip_coef"):
+        train.main(["--config", SMOKE, "--run-dir", str(run_dir), "--dry-run", "--set", "ppo.clip_coef=2"])

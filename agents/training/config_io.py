@@ -203,14 +203,9 @@ def _dotted(parts: list[str]) -> str:
 
 
 def _resolve(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
-    """A schema node with ``$ref`` (and a lone ``allOf``/``anyOf`` around one) followed."""
-    for wrapper in ("allOf", "anyOf"):
-        refs = [n for n in node.get(wrapper, []) if "$ref" in n]
-        if len(refs) == 1 and len(node[wrapper]) == 1:
-            node = refs[0]
-    if "$ref" in node:
-        return schema["$defs"][node["$ref"].rsplit("/", 1)[1]]
-    return node
+    """A schema node with its ``$ref`` (a nested section) followed."""
+    ref = node.get("$ref")
+    return schema["$defs"][ref.rsplit("/", 1)[1]] if ref else node
 
 
 def _schema_at(model: type[BaseModel], path: list[str]) -> dict[str, Any]:
