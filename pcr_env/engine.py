@@ -431,7 +431,7 @@ def _bid(S, rng, g, a, cfg):
         S[g, BIDS + seat] = S[g, HIGH_BID]
         S[g, DECLARER] = seat
     if S[g, HIGH_BID] == cfg[C_HAND_SIZE]:
-        # Nobody can outbid the maximum: bidding ends at once (our decision for "single", see README).
+        # Nobody can outbid the maximum: bidding ends at once (our decision for "single": docs/rules-decisions.md).
         _end_bidding(S, rng, g, cfg)
         return
     if not cfg[C_AUCTION]:  # R4.3 single: one turn around the table

@@ -301,7 +301,7 @@ def _bid(state: GameState, action: int, rng: np.random.Generator) -> None:
         state.high_bid = state.bids[seat] = A.bid_value(action)
         state.declarer = seat
     if state.high_bid == config.num_tricks:
-        # Nobody can outbid the maximum: bidding ends at once (a decision of ours for "single", see README).
+        # Nobody can outbid the maximum: bidding ends at once (a decision of ours for "single": docs/rules-decisions.md).
         return _end_bidding(state, rng)
     if config.bidding == "single":
         if NOT_YET not in state.bids:

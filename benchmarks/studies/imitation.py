@@ -2,7 +2,7 @@
 
 The teacher plays every seat of ``--games`` side-by-side rounds; at every decision with more than one legal
 action both are asked, and the agreement is counted by phase. This measures how well a network imitates its
-warm-start teacher (README "Run 7": the card-aware network against the plain one on the teacher
+warm-start teacher (docs/experiments/run7-card-net.md: the card-aware network against the plain one on the teacher
 ``mix:ppo:pretrained``) on positions the teacher reaches, not only on those of the network's own games.
 
     python benchmarks/studies/imitation.py --student ppo:runs/card_net2/checkpoints/latest.pt --teacher mix:ppo:pretrained
