@@ -333,10 +333,11 @@ def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueN
         stored = learner & ~forced
         rows = np.flatnonzero(stored)
         # ALGO LOGIC: the learner's seats act with the current network, one forward pass for all games.
-        act, logp, values = network_actions(model, value_norm, inputs[rows], legal[rows], ws.action_gen, compute)
+        x = model.rollout_inputs(inputs[rows], obs[rows])
+        act, logp, values = network_actions(model, value_norm, x, legal[rows], ws.action_gen, compute)
         actions[rows] = act
         opp.act(actions, np.flatnonzero(~learner & ~forced), obs, masks, pool)
-        storage.add(inputs[rows], legal[rows], seats, stored, act, logp, values, None)
+        storage.add(x, legal[rows], seats, stored, act, logp, values, None)
 
         rewards, dones, infos = ws.step(actions)
         storage.credit(rewards * p.reward_scale)
@@ -498,8 +499,8 @@ class Trainer:
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=p.learning_rate, eps=p.adam_eps)
         self.bc_optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.warmstart.learning_rate, eps=p.adam_eps)
         self.storage = SeatRollout(p.num_steps, envs.num_envs, envs.n_players,
-                                   envs.state_dim if cfg.network.central_critic else envs.obs_dim,
-                                   targets=self.bc_iterations > 0 and cfg.warmstart.targets == "values")
+                                   (envs.state_dim if cfg.network.central_critic else envs.obs_dim)
+                                   + self.model.card_input_size, targets=self.bc_iterations > 0 and cfg.warmstart.targets == "values")
         self.pool = OpponentPool(cfg.selfplay.pool_size, cfg.selfplay.pfsp_power, self.compute.dtype)
         self.opp = make_opponents(cfg, workers.rank, envs.num_envs)
         self.teacher = (make_agent(cfg.warmstart.teacher, seed=stream_seed(cfg.seed, 5, workers.rank), rules=self.rules,

@@ -157,6 +157,31 @@ def test_card_scores_are_shared_across_cards():
     assert not torch.isclose(logits[0, 0], logits[0, 1])  # 3C is not in hand: other features, another score
 
 
+@pytest.mark.parametrize("players", [4, 6])
+def test_precomputed_inputs_and_the_legal_mask_leave_the_masked_logits_unchanged(players):
+    """The trainer stores card_inputs once per decision and masked_logits scores only the legal held cards:
+    the masked logits of the actor computing its features and scoring every held card itself."""
+    torch.manual_seed(0)
+    model = ActorCritic(observation_size(players), state_size(players), 70,
+                        NetworkConfig(hidden_sizes=(32,), critic_hidden_sizes=(16,), card_head=True, card_width=8))
+    with torch.no_grad():
+        model.actor.card_out.weight.normal_()  # a scorer far from its small initialisation
+    positions = play_positions(players, games=1, seed=3)
+    obs = np.stack([o for o, _ in positions])
+    mask = torch.zeros(len(obs), 70, dtype=torch.bool)
+    for i, (_, legal) in enumerate(positions):
+        mask[i, legal] = True
+    x = torch.from_numpy(obs)
+    packed = torch.from_numpy(model.rollout_inputs(obs, obs)[:, obs.shape[1]:])
+    with torch.no_grad():
+        full = model.actor(x).masked_fill(~mask, -1e8)
+        fast = model.masked_logits(x, mask, packed)
+    assert (mask.sum(1) < x[:, 7:7 + 52].sum(1)).any()  # some rows hold cards they may not play
+    # Equal up to float rounding (the scorer's matrix products run over fewer rows), so the same greedy actions.
+    torch.testing.assert_close(fast, full, rtol=0, atol=1e-5)
+    assert torch.equal(fast.argmax(1), full.argmax(1))
+
+
 def test_network_config_rejects_a_bad_card_width():
     with pytest.raises(ValueError, match="card_width"):
         NetworkConfig(card_head=True, card_width=0)

@@ -96,10 +96,15 @@ _PASSED, _RECEIVED, _PLAYED, _TRICK, _TRUMP, _LED = range(len(_SLICES))
 
 
 @njit(cache=True, nogil=True)
-def _features_kernel(obs, n, off, known_off, cards, rows):  # noqa: C901
-    """Every row of ``obs`` into ``cards[b, f, c]`` and ``rows[b, g]`` (the module docstring's features, in the order of
-    :func:`card_feature_names` and :func:`row_feature_names`); seats are relative, 0 being the observer."""
+def _features_kernel(obs, n, off, known_off, cards, rows, slot_cards, slot_features):  # noqa: C901
+    """Every row of ``obs`` into ``rows[b, g]`` and, for the cards in hand in card order, ``slot_cards[b, j]`` (the
+    card, -1 past the hand) and ``slot_features[b, j, f]``; also ``cards[b, f, c]`` for every card when ``cards``
+    has a row per observation (else ``cards[0]`` is scratch). Features are the module docstring's, in the order of
+    :func:`card_feature_names` and :func:`row_feature_names`; seats are relative, 0 being the observer.
+    Returns the largest hand seen (the caller checks it against the slots)."""
     R = 13
+    every_card = cards.shape[0] == obs.shape[0]
+    largest = 0
     f32 = np.float32
     thirteen = f32(13.0)
     hand = np.zeros(52, np.int64)
@@ -118,7 +123,7 @@ def _features_kernel(obs, n, off, known_off, cards, rows):  # noqa: C901
     opp_beats = np.zeros(52, np.int64)
     for b in range(obs.shape[0]):
         o = obs[b]
-        F = cards[b]
+        F = cards[b if every_card else 0]
         trump = -1
         led = -1
         for s in range(4):
@@ -286,19 +291,70 @@ def _features_kernel(obs, n, off, known_off, cards, rows):  # noqa: C901
         row[j + 2] = f32(cards_left) / thirteen
         row[j + 3] = f32(mine_trumps) / thirteen
         row[j + 4] = f32(unseen_trumps) / thirteen
+        j = 0
+        for c in range(52):
+            if hand[c]:
+                if j < slot_cards.shape[1]:
+                    slot_cards[b, j] = c
+                    for f in range(F.shape[0]):
+                        slot_features[b, j, f] = F[f, c]
+                j += 1
+        for k in range(j, slot_cards.shape[1]):
+            slot_cards[b, k] = -1
+        largest = max(largest, j)
+    return largest
+
+
+def _checked(obs: np.ndarray, players: int) -> np.ndarray:
+    obs = np.ascontiguousarray(obs, dtype=np.float32)
+    size = observation_layout(players).size
+    if obs.ndim != 2 or obs.shape[1] != size:
+        raise ValueError(f"card features: observations must be [N, {size}] for {players} players, got shape {obs.shape}")
+    return obs
+
+
+def _run_kernel(obs: np.ndarray, players: int, cards: np.ndarray, rows: np.ndarray, slot_cards: np.ndarray,
+                slot_features: np.ndarray) -> None:
+    layout = observation_layout(players)
+    off = np.array([layout[name].start for name in _SLICES], np.int64)
+    largest = _features_kernel(obs, players, off, knowledge_offsets(players), cards, rows, slot_cards, slot_features)
+    if largest > slot_cards.shape[1]:
+        raise ValueError(f"an observation holds {largest} cards in hand, more than {slot_cards.shape[1]}: "
+                         f"it is not an observation of a {players}-player table")
+
+
+def hand_slots(players: int) -> int:
+    """The most cards a hand holds (R9.3: the declarer holds the kitty before discarding)."""
+    rules = RulesConfig(players=players)
+    return rules.hand_size + rules.kitty_size
+
+
+def card_input_size(players: int) -> int:
+    """Width of :func:`card_inputs`' rows."""
+    return row_feature_size(players) + hand_slots(players) * (1 + len(card_feature_names(players)))
+
+
+def card_inputs(obs: np.ndarray, players: int) -> np.ndarray:
+    """What a card actor reads besides the observation, packed per row (float32 ``[B, card_input_size]``):
+    the per-row features, then the cards in hand in card order (-1 past the hand), then each held card's
+    per-card features. Computed once per decision on the rollout path and stored beside the observation, so
+    the update epochs do not recompute it."""
+    obs = _checked(obs, players)
+    g, s, f = row_feature_size(players), hand_slots(players), len(card_feature_names(players))
+    packed = np.empty((len(obs), card_input_size(players)), np.float32)
+    _run_kernel(obs, players, np.empty((1, f, NUM_CARDS), np.float32), packed[:, :g], packed[:, g:g + s],
+                packed[:, g + s:].reshape(len(obs), s, f))
+    return packed
 
 
 def card_features(obs: np.ndarray, players: int) -> tuple[np.ndarray, np.ndarray]:
     """Per-card ``[B, F, 52]`` and per-row ``[B, G]`` features (float32) of observations ``obs [B, obs_dim]``."""
-    obs = np.ascontiguousarray(obs, dtype=np.float32)
-    layout = observation_layout(players)
-    if obs.ndim != 2 or obs.shape[1] != layout.size:
-        raise ValueError(f"card_features: observations must be [N, {layout.size}] for {players} players, "
-                         f"got shape {obs.shape}")
+    obs = _checked(obs, players)
     cards = np.zeros((len(obs), len(card_feature_names(players)), NUM_CARDS), np.float32)
     rows = np.zeros((len(obs), row_feature_size(players)), np.float32)
-    off = np.array([layout[name].start for name in _SLICES], np.int64)
-    _features_kernel(obs, players, off, knowledge_offsets(players), cards, rows)
+    s = hand_slots(players)
+    _run_kernel(obs, players, cards, rows, np.empty((len(obs), s), np.float32),
+                np.empty((len(obs), s, cards.shape[1]), np.float32))
     return cards, rows
 
 
@@ -333,19 +389,21 @@ def _init(layer: nn.Linear, std: float = math.sqrt(2)) -> nn.Linear:
 class CardActor(nn.Module):
     """Trunk over the observation and the per-row features, plus one scorer shared by all cards.
 
-    ``forward(obs) -> logits [B, num_actions]``: the trunk's logits, with the logit of every card action of a
-    card in hand raised by the card scorer's output for that card (``card_width`` wide, two hidden layers,
-    reading the card's features and a ``card_width`` projection of the trunk's last hidden layer). A card
-    action is only ever legal for a card in hand (pass, discard, play), so the scorer runs over the
-    ``max_hand`` hand slots of a row, not all 52 cards.
+    ``forward(obs, packed=None) -> logits [B, num_actions]``: the trunk's logits, with the logit of every card
+    action of a card in hand raised by the card scorer's output for that card (``card_width`` wide, two hidden
+    layers, reading the card's features and a ``card_width`` projection of the trunk's last hidden layer). A card
+    action is only ever legal for a card in hand (pass, discard, play), so the scorer runs over the held cards
+    alone; given the legal-action ``mask``, over the legal ones alone (the other logits are masked anyway, so the
+    masked logits are the same). ``packed`` is :func:`card_inputs` of ``obs`` (computed here when not given).
     """
 
     def __init__(self, obs_dim: int, players: int, hidden_sizes: tuple[int, ...], num_actions: int,
                  activation: str = "relu", card_width: int = 64):
         super().__init__()
-        rules = RulesConfig(players=players)
-        self.max_hand = rules.hand_size + rules.kitty_size  # R9.3: the declarer holds the kitty before discarding
+        self.players = players
+        self.max_hand = hand_slots(players)
         self.features = CardFeatures(players)
+        self.input_size = card_input_size(players)
         act = {"relu": nn.ReLU, "tanh": nn.Tanh}[activation]
         layers: list[nn.Module] = []
         width = obs_dim + self.features.num_row_features
@@ -381,23 +439,25 @@ class CardActor(nn.Module):
         self.card_out.weight.zero_()
         self.card_out.bias.zero_()
 
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        with torch.no_grad():
-            cards, rows = self.features(obs)
-            hand = cards[:, 0]
-            if obs.shape[0] and int(hand.sum(1).max()) > self.max_hand:
-                raise ValueError(f"an observation holds {int(hand.sum(1).max())} cards in hand, more than "
-                                 f"{self.max_hand}: it is not an observation of this table size")
-            # The hand's cards first (a stable sort keeps them in card order), then cards not held.
-            slots = torch.argsort(hand, dim=1, descending=True, stable=True)[:, :self.max_hand]
-            held = hand.gather(1, slots)
-            slot_features = cards.gather(2, slots[:, None, :].expand(-1, cards.shape[1], -1)).transpose(1, 2)
+    def forward(self, obs: torch.Tensor, packed: torch.Tensor | None = None, mask: torch.Tensor | None = None) -> torch.Tensor:
+        if packed is None:
+            packed = torch.from_numpy(card_inputs(obs.detach().float().cpu().numpy(), self.players)).to(obs.device)
+        g, s = self.features.num_row_features, self.max_hand
+        rows, slot_cards = packed[:, :g], packed[:, g:g + s]
         h = self.trunk(torch.cat([obs, rows.to(obs.dtype)], 1))
-        u = self.act(self.card_in(slot_features) + self.context(h)[:, None, :])
-        score = self.card_out(self.act(self.card_hidden(u))).squeeze(-1) * held  # [B, max_hand]
         logits = self.head(h)
-        card_logits = logits[:, :NUM_CARDS].scatter_add(1, slots, score.to(logits.dtype))
-        return torch.cat([card_logits, logits[:, NUM_CARDS:]], 1)
+        # The held cards of all rows as one list: (row, slot) pairs, then their card and features.
+        held = slot_cards >= 0
+        if mask is not None:  # only a legal card's logit survives the mask: score no other
+            held &= mask[:, :NUM_CARDS].gather(1, slot_cards.long().clamp(min=0))
+        r, j = torch.nonzero(held, as_tuple=True)
+        card = slot_cards[r, j].long()
+        features = packed[:, g + s:].reshape(len(packed), s, self.features.num_card_features)[r, j]
+        u = self.act(self.card_in(features) + self.context(h)[r])
+        score = self.card_out(self.act(self.card_hidden(u))).squeeze(-1)
+        card_logits = logits[:, :NUM_CARDS].reshape(-1).index_add(0, r * NUM_CARDS + card, score.to(logits.dtype))
+        return torch.cat([card_logits.view(-1, NUM_CARDS), logits[:, NUM_CARDS:]], 1)
 
 
-__all__ = ["CardFeatures", "CardActor", "card_features", "card_feature_names", "row_feature_names", "row_feature_size"]
+__all__ = ["CardFeatures", "CardActor", "card_features", "card_inputs", "card_input_size", "hand_slots", "card_feature_names",
+           "row_feature_names", "row_feature_size"]

@@ -23,10 +23,11 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
 import torch
 import torch.nn as nn
 
-from agents.ppo.card_net import CardActor
+from agents.ppo.card_net import CardActor, card_inputs
 from agents.ppo.sparse_linear import SparseInputLinear, SparseRows
 from pcr_env.actions import NUM_ACTIONS
 from pcr_env.observation import players_for_size
@@ -101,6 +102,16 @@ class ActorCritic(nn.Module):
         else:
             self.actor = mlp(obs_dim, self.config.hidden_sizes, num_actions, self.config.activation, 0.01)
         self.critic = mlp(self.critic_dim, self.config.critic_hidden_sizes, 1, self.config.activation, 1.0)
+        # Width of the card actor's precomputed inputs (agents.ppo.card_net.card_inputs; 0 for a plain actor).
+        self.card_input_size = self.actor.input_size if self.config.card_head else 0
+
+    def rollout_inputs(self, inputs: np.ndarray, obs: np.ndarray) -> np.ndarray:
+        """The rows a trainer stores and feeds this network: ``inputs`` (the observation, or the full state whose
+        first ``obs_dim`` entries are the observation), then a card actor's inputs of ``obs``
+        (:func:`agents.ppo.card_net.card_inputs`, computed once per decision, not per forward pass)."""
+        if not self.config.card_head:
+            return inputs
+        return np.concatenate([inputs, card_inputs(obs, self.actor.players)], 1)
 
     @property
     def sparse_input(self) -> bool:
@@ -109,11 +120,14 @@ class ActorCritic(nn.Module):
         return all(isinstance(net, nn.Sequential) and isinstance(net[0], SparseInputLinear)
                    for net in (self.actor, self.critic))
 
-    def masked_logits(self, obs: torch.Tensor | SparseRows, mask: torch.Tensor) -> torch.Tensor:
+    def masked_logits(self, obs: torch.Tensor | SparseRows, mask: torch.Tensor,
+                      card_inputs: torch.Tensor | None = None) -> torch.Tensor:
         """Logits ``[B, A]`` with illegal actions (``mask`` False) set to ``MASKED_LOGIT``.
-        ``obs`` may be given by its non-zero entries (:func:`agents.sparse_linear.sparse_rows`)."""
-        if self.config.card_head and isinstance(obs, SparseRows):  # its features read the dense observation
-            obs = obs.dense()
+        ``obs`` may be given by its non-zero entries (:func:`agents.sparse_linear.sparse_rows`); a card actor
+        takes its precomputed ``card_inputs`` (:meth:`rollout_inputs`) or computes them from ``obs``."""
+        if self.config.card_head:
+            dense = obs.dense() if isinstance(obs, SparseRows) else obs
+            return self.actor(dense, card_inputs, mask).masked_fill(~mask, MASKED_LOGIT)
         return self.actor(obs).masked_fill(~mask, MASKED_LOGIT)
 
     def value(self, critic_input: torch.Tensor | SparseRows) -> torch.Tensor:
@@ -132,8 +146,12 @@ def masked_entropy(logp: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 
 def sample_actions(logp: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
-    """One action per row drawn from ``exp(logp)``; illegal actions have probability exactly 0."""
-    return torch.multinomial(logp.exp(), 1, generator=generator).squeeze(-1)
+    """One action per row drawn from ``exp(logp)``; illegal actions have probability exactly 0. The draw runs
+    where ``generator`` lives (the trainer's is on the CPU), so a run samples the same on any device."""
+    probs = logp.exp()
+    if generator is not None and generator.device != probs.device:
+        return torch.multinomial(probs.to(generator.device), 1, generator=generator).squeeze(-1).to(probs.device)
+    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
 
 
 class ValueNorm(nn.Module):

@@ -63,8 +63,14 @@ def resolve_device(name: str) -> torch.device:
 
 def network_outputs(model: ActorCritic, compute: Compute, x: torch.Tensor, mask: torch.Tensor,
                     central: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    """Masked logits ``[B, A]`` and values ``[B]`` of input rows ``x`` (the observation, then the rest of the
-    state for a central critic), as float32; the matrix products run in ``compute``'s precision."""
+    """Masked logits ``[B, A]`` and values ``[B]`` of input rows ``x`` (:meth:`ActorCritic.rollout_inputs`), as float32;
+    the matrix products run in ``compute``'s precision."""
+    if model.card_input_size:
+        x, packed = x[:, :-model.card_input_size], x[:, -model.card_input_size:]
+        with compute.autocast():
+            logits = model.masked_logits(x[:, :model.obs_dim], mask, packed)
+            value = model.value(x if central else x[:, :model.obs_dim])
+        return logits.float(), value.float()
     if compute.dtype == torch.float32 and sparse_pays(x) and model.sparse_input:
         # Both first layers are sparse-aware (agents.ppo.sparse_linear): find the non-zeros once for both.
         x = sparse_rows(x)

@@ -65,9 +65,9 @@ def collect_labels(settings: Any, ppo: Any, ws: WorkerState, model: ActorCritic,
             stored &= np.isin(phase_of(obs), label_phases)
         rows, playing = np.flatnonzero(stored), np.flatnonzero(~forced)
         targets = None
+        x = model.rollout_inputs(inputs[playing], obs[playing])
         if settings.play == "learner":  # expert iteration: the network plays, the teacher labels its positions
-            actions[playing] = network_actions(model, value_norm, inputs[playing], legal[playing], ws.action_gen,
-                                               compute)[0]
+            actions[playing] = network_actions(model, value_norm, x, legal[playing], ws.action_gen, compute)[0]
             if settings.targets == "values":
                 targets = teacher.action_targets(obs[rows], masks[rows])
                 act = targets.argmax(1)
@@ -80,7 +80,7 @@ def collect_labels(settings: Any, ppo: Any, ws: WorkerState, model: ActorCritic,
             act = actions[rows]
         actions[rows] = act
         zeros = np.zeros(len(rows), np.float32)
-        storage.add(inputs[rows], legal[rows], ws.seats, stored, act, zeros, zeros, targets)
+        storage.add(x[np.searchsorted(playing, rows)], legal[rows], ws.seats, stored, act, zeros, zeros, targets)
         rewards, dones, infos = ws.step(actions)
         storage.credit(rewards * ppo.reward_scale)
         stats["decisions"] += len(obs)
