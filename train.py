@@ -19,8 +19,9 @@ One iteration, top to bottom (:meth:`Trainer.ppo_iteration`):
    ``log.jsonl``, duplicate evaluation against ``eval.opponents``, ``checkpoints/latest.pt``
    (everything a resume needs) and ``checkpoints/best.pt``, written atomically.
 
-An optional warm start first learns from a teacher agent (behaviour cloning or expert
-iteration, :mod:`agents.training.warmstart`). Ctrl-C finishes the iteration, saves and exits;
+A run is a list of stages (``stages``: behaviour cloning and expert iteration from a teacher,
+:mod:`agents.training.warmstart`, and PPO, each with its own budget and keys; :mod:`agents.training.stages`),
+by default a warm start then PPO. Ctrl-C finishes the iteration, saves and exits;
 ``--resume RUN_DIR`` continues bit for bit (:mod:`agents.training.run_state`). A checkpoint is
 an agent: ``ppo:RUN_DIR/checkpoints/best.pt`` works wherever an agent spec does.
 """
@@ -54,6 +55,7 @@ from agents.training.log import RunLog, where_results_are
 from agents.training.opponents import OpponentPool, Opponents, snapshot_agent
 from agents.training.rollout import SeatRollout, compute_gae, update_value_norm
 from agents.training.run_state import TrainingError, WorkerState
+from agents.training.stages import StageConfig, fixed_key_error, plan_stages, stage_config
 from agents.training.warmstart import BC_STATS, count_rounds, init_weights, phase_of, warm_start_update
 from agents.training.workers import Workers, exit_worker, launched_by_torchrun, spawn
 from pcr_env.config import RulesConfig
@@ -274,12 +276,31 @@ class Config(BaseModel):
     """Behaviour-cloning warm start or initial weights."""
     eval: EvalConfig = Field(default_factory=EvalConfig)
     """Evaluation schedule."""
+    stages: list[StageConfig] = Field(default_factory=list)
+    """The run's stages in order (kind bc, expert_iteration or ppo, a budget of decisions, its own ppo and
+    warmstart keys; :mod:`agents.training.stages`). Empty: warmstart.decisions of warm start, then
+    ppo.total_decisions of PPO (both are ignored when stages are given)."""
 
     @model_validator(mode="after")
     def _check(self) -> Self:
         if self.ppo.num_envs % self.num_workers:
             raise not_allowed("ppo.num_envs", self.ppo.num_envs, f"a multiple of num_workers ({self.num_workers})")
+        plain = config_io.to_plain(self)
+        for i, stage in enumerate(plain["stages"]):
+            why = fixed_key_error(i, stage)
+            if why:
+                raise ValueError(why)
+            try:
+                config_io.validate(Config, stage_config(plain, stage))
+            except config_io.ConfigError as err:  # name the key inside the stage
+                message = str(err).replace("config key '", f"config key 'stages[{i}].", 1)
+                raise ValueError(message.replace("(did you mean '", f"(did you mean 'stages[{i}].")) from None
         return self
+
+    def stage_configs(self) -> list[tuple[str, Config]]:
+        """``(kind, the whole config the stage runs with)`` of every stage, in order."""
+        plain = config_io.to_plain(self)
+        return [(s["kind"], config_io.validate(Config, stage_config(plain, s))) for s in plan_stages(plain)]
 
 
 def load_config(path: str | None, overrides: list[str], base: dict[str, Any] | None = None) -> Config:
@@ -485,8 +506,9 @@ class Trainer:
         self.compute = resolve_compute(cfg.device, cfg.precision)
         self.rules, p = cfg.rules, cfg.ppo
         self.decisions_per_iteration = p.num_envs * p.num_steps
-        self.num_iterations = max(1, math.ceil(p.total_decisions / self.decisions_per_iteration))
-        self.bc_iterations = math.ceil(cfg.warmstart.decisions / self.decisions_per_iteration)
+        self.stages = cfg.stage_configs()
+        self.stage_iterations = [max(1, math.ceil((c.ppo.total_decisions if kind == "ppo" else c.warmstart.decisions)
+                                                  / self.decisions_per_iteration)) for kind, c in self.stages]
         self.config_dict = config_io.to_plain(cfg)
 
         self.ws = seeded_worker(cfg, workers.rank)
@@ -496,17 +518,21 @@ class Trainer:
         if cfg.warmstart.init_from and resume is None:
             init_weights(self.model, self.value_norm, cfg.warmstart.init_from, cfg.network, self.rules,
                          self.config_dict["network"])
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=p.learning_rate, eps=p.adam_eps)
-        self.bc_optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.warmstart.learning_rate, eps=p.adam_eps)
+        values = any(kind != "ppo" and c.warmstart.targets == "values" for kind, c in self.stages)
         self.storage = SeatRollout(p.num_steps, envs.num_envs, envs.n_players,
                                    (envs.state_dim if cfg.network.central_critic else envs.obs_dim)
-                                   + self.model.card_input_size, targets=self.bc_iterations > 0 and cfg.warmstart.targets == "values")
+                                   + self.model.card_input_size, targets=values)
         self.pool = OpponentPool(cfg.selfplay.pool_size, cfg.selfplay.pfsp_power, self.compute.dtype)
         self.opp = make_opponents(cfg, workers.rank, envs.num_envs)
-        self.teacher = (make_agent(cfg.warmstart.teacher, seed=stream_seed(cfg.seed, 5, workers.rank), rules=self.rules,
-                                   **cfg.warmstart.teacher_options) if self.bc_iterations else None)
+        # Every teacher is built now (a bad option fails at the start, not hours in); each has its own stream.
+        self.teachers = [make_agent(c.warmstart.teacher, seed=stream_seed(cfg.seed, 5, workers.rank, *([k] if k else [])),
+                                    rules=self.rules, **c.warmstart.teacher_options) if kind != "ppo" else None
+                         for k, (kind, c) in enumerate(self.stages)]
 
-        self.iteration = self.bc_done = self.decisions = 0
+        # stage: the current stage, stage_done: its iterations done; iteration / bc_done: PPO / warm-start
+        # iterations of all stages; decisions: all decisions played (the x axis).
+        self.stage = self.stage_done = self.iteration = self.bc_done = self.decisions = 0
+        self.optimizer = self.stage_optimizer()
         self.best_score, self.last_saved, self.last_eval = -math.inf, "none yet", ""
         if resume is not None:
             self._restore(resume)
@@ -533,23 +559,47 @@ class Trainer:
 
     @property
     def tb_step(self) -> int:
-        """TensorBoard's x axis: decisions played so far, warm start included (it only grows)."""
-        return self.bc_done * self.decisions_per_iteration + self.decisions
+        """TensorBoard's x axis: decisions played so far in all stages (it only grows)."""
+        return self.decisions
+
+    @property
+    def kind(self) -> str:
+        return self.stages[self.stage][0] if self.stage < len(self.stages) else "done"
+
+    @property
+    def scfg(self) -> Config:
+        """The config of the current stage (the last one's once all are done)."""
+        return self.stages[min(self.stage, len(self.stages) - 1)][1]
+
+    @property
+    def teacher(self) -> Any:
+        return self.teachers[self.stage] if self.stage < len(self.stages) else None
+
+    def stage_optimizer(self) -> torch.optim.Optimizer:
+        """A fresh Adam for the current stage (at its learning rate; PPO's follows its schedule)."""
+        c = self.scfg
+        lr = c.ppo.learning_rate if self.kind == "ppo" else c.warmstart.learning_rate
+        return torch.optim.Adam(self.model.parameters(), lr=lr, eps=c.ppo.adam_eps)
 
     def _restore(self, resume: dict[str, Any]) -> None:
-        tr = resume["training"]
+        warm = self.stage_iterations[0] if self.stages[0][0] != "ppo" else 0
+        tr = run_state.with_stages(resume["training"], warm, self.decisions_per_iteration)
         self.model.load_state_dict(resume["model"])
         self.value_norm.load_state_dict(resume["value_norm"])
-        self.optimizer.load_state_dict(tr["optimizer"])
-        self.bc_optimizer.load_state_dict(tr["bc_optimizer"])
+        self.stage, self.stage_done = tr["stage"], tr["stage_iterations"]
         self.iteration, self.bc_done, self.decisions = tr["iteration"], tr["bc_iterations"], tr["decisions"]
+        self.optimizer = self.stage_optimizer()
+        self.optimizer.load_state_dict(tr["optimizer"])
         self.best_score = tr["best_score"] if tr["best_score"] is not None else -math.inf
         self.pool.load_state_dict(tr["pool"], lambda: snapshot_agent(self.model, self.rules, 0))
         run_state.restore_worker(tr["workers"][self.workers.rank], self.ws, self.storage, self.opp, self.pool, self.teacher)
         self.last_saved = self._position()
 
     def _position(self) -> str:
-        return f"iteration {self.iteration}" if self.iteration else f"warm start {self.bc_done}"
+        if self.stage >= len(self.stages):
+            return f"the end of all {len(self.stages)} stages"
+        return (f"stage {self.stage + 1}/{len(self.stages)} ({self.kind}) after {self.stage_done} of its "
+                f"{self.stage_iterations[self.stage]} iterations")
 
     # ---------------------------------------------------------------- checkpoints
     def agent_checkpoint(self, **extra: Any) -> dict[str, Any]:
@@ -563,13 +613,14 @@ class Trainer:
         snapshots = self.workers.gather(run_state.worker_snapshot(self.ws, self.storage, self.opp, self.pool, self.teacher))
         if not self.main:
             return
-        line = self.log.line({"type": "checkpoint", "file": "latest.pt", "reason": reason, "iteration": self.iteration,
-                              "warmstart_iteration": self.bc_done, "decisions": self.decisions})
+        line = self.log.line({"type": "checkpoint", "file": "latest.pt", "reason": reason, "stage": self.stage,
+                              "iteration": self.iteration, "warmstart_iteration": self.bc_done, "decisions": self.decisions})
         training = {
-            "num_workers": self.cfg.num_workers, "iteration": self.iteration, "bc_iterations": self.bc_done,
-            "decisions": self.decisions, "best_score": self.best_score if math.isfinite(self.best_score) else None,
-            "optimizer": self.optimizer.state_dict(), "bc_optimizer": self.bc_optimizer.state_dict(),
-            "workers": snapshots, "log_bytes": self.log.size_after(line), "pool": self.pool.state_dict(),
+            "num_workers": self.cfg.num_workers, "stage": self.stage, "stage_iterations": self.stage_done,
+            "iteration": self.iteration, "bc_iterations": self.bc_done, "decisions": self.decisions,
+            "best_score": self.best_score if math.isfinite(self.best_score) else None,
+            "optimizer": self.optimizer.state_dict(), "workers": snapshots, "log_bytes": self.log.size_after(line),
+            "pool": self.pool.state_dict(),
         }
         ckpt = self.agent_checkpoint(training=training, meta={"iteration": self.iteration, "decisions": self.decisions,
                                                               "reason": reason})
@@ -609,7 +660,8 @@ class Trainer:
             for spec, r in results.items():
                 self.log.scalars("eval", {f"{spec}_{name}": r[key] for name, key in EVAL_TAGS}, self.tb_step)
             score = results[cfg.eval.best_opponent]["mean"]
-            self.log.record({"type": "eval", "iteration": self.iteration, "decisions": self.decisions, "final": final,
+            self.log.record({"type": "eval", "stage": self.stage, "iteration": self.iteration, "decisions": self.decisions,
+                             "final": final,
                              "seconds": round(time.time() - start, 1), "results": results})
             if score > self.best_score:
                 self.best_score = score
@@ -624,26 +676,28 @@ class Trainer:
     def warm_start_iteration(self) -> None:
         """Behaviour cloning or expert iteration (:mod:`agents.training.warmstart`)."""
         start = time.time()
-        out, decisions = warm_start_update(self.cfg.warmstart, self.cfg.ppo, self.ws, self.model, self.value_norm,
-                                           self.bc_optimizer, self.storage, self.teacher, self.workers, self.compute)
+        c = self.scfg
+        out, decisions = warm_start_update(c.warmstart, c.ppo, self.ws, self.model, self.value_norm,
+                                           self.optimizer, self.storage, self.teacher, self.workers, self.compute)
         # No labelled decision on any worker (a rollout too short to reach label_phases): the statistics
         # are undefined (NaN), not a diverged loss; the weights are still checked.
         self.check_finite(f"warm start iteration {self.bc_done + 1}", out, BC_STATS if out["labels"] else ())
         self.bc_done += 1
+        self.decisions += int(decisions)
         bc_stats = {**out, "decisions_per_second": decisions / (time.time() - start)}
         self.log.scalars("bc", bc_stats, self.tb_step)
-        self.log.record({"type": "warmstart", "iteration": self.bc_done, "of": self.bc_iterations,
-                         "targets": self.cfg.warmstart.targets, **bc_stats})
+        self.log.record({"type": "warmstart", "stage": self.stage, "kind": self.kind, "iteration": self.bc_done,
+                         "of": self.stage_iterations[self.stage], "decisions": self.decisions,
+                         "targets": c.warmstart.targets, **bc_stats})
         self.log.advance(int(decisions), f"accuracy {bc_stats['accuracy']:.3f}")
-        if self.bc_done == self.bc_iterations:
-            self.storage.pending.fill(-1)  # the teacher's open decisions are not the learner's: drop them
 
     def ppo_iteration(self) -> None:
         """Collect a rollout with the current network, then update it (CleanRL's loop body)."""
-        cfg, p, workers = self.cfg, self.cfg.ppo, self.workers
+        cfg, workers = self.scfg, self.workers
+        p = cfg.ppo
         self.iteration += 1
         start = time.time()
-        frac = (self.iteration - 1) / self.num_iterations
+        frac = self.stage_done / self.stage_iterations[self.stage]
         lr = p.learning_rate * (1.0 - frac) if p.lr_schedule == "linear" else p.learning_rate
         for group in self.optimizer.param_groups:
             group["lr"] = lr
@@ -676,12 +730,12 @@ class Trainer:
                   **self.opp.charts(totals, self.pool)}
         self.log.scalars("charts", charts, self.tb_step)
         self.log.scalars("losses", losses, self.tb_step)
-        self.log.record({"type": "iteration", "iteration": self.iteration, "decisions": self.decisions,
+        self.log.record({"type": "iteration", "stage": self.stage, "iteration": self.iteration, "decisions": self.decisions,
                          "seconds": round(seconds, 3), **{f"charts/{k}": v for k, v in charts.items()},
                          **{f"losses/{k}": v for k, v in losses.items()}})
         if self.iteration % cfg.selfplay.snapshot_every == 0:
             self.pool.add(snapshot_agent(self.model, self.rules, stream_seed(cfg.seed, 6, self.iteration)), self.iteration)
-        if cfg.eval.every and self.iteration % cfg.eval.every == 0 and self.iteration < self.num_iterations:
+        if cfg.eval.every and self.iteration % cfg.eval.every == 0 and self.stage_done + 1 < self.stage_iterations[self.stage]:
             self.evaluate(cfg.eval.deals, final=False)
         self.log.advance(int(totals["decisions"]), self.last_eval)
 
@@ -695,40 +749,42 @@ class Trainer:
         return "interrupted" if self.interrupt.requested else "stopped" if stop else "scheduled"
 
     def run(self, max_iterations: int | None) -> None:
-        cfg, dpi = self.cfg, self.decisions_per_iteration
-        done_this_call, stopped = 0, False
-        if self.bc_done < self.bc_iterations:
-            self.log.start_bar("warm start", self.bc_iterations * dpi, self.bc_done * dpi)
-        while self.bc_done < self.bc_iterations:
-            self.warm_start_iteration()
-            done_this_call += 1
-            if self.stop_requested(done_this_call, max_iterations):
-                stopped = True
-                break
-            if self.bc_done % cfg.checkpoint_every == 0:  # a search teacher's labels are costly: keep them
-                self.save_latest("scheduled")
-        if not stopped and self.iteration == 0 and len(self.pool) == 0:
-            self.pool.add(snapshot_agent(self.model, self.rules, stream_seed(cfg.seed, 6, 0)), 0)
-        if not stopped:
-            self.log.start_bar("PPO", self.num_iterations * dpi, self.decisions)
-        while not stopped and self.iteration < self.num_iterations:
-            self.ppo_iteration()
-            done_this_call += 1
-            stop = self.stop_requested(done_this_call, max_iterations)
-            if self.iteration % cfg.checkpoint_every == 0 or self.iteration == self.num_iterations or stop:
-                self.save_latest(self.stop_reason(stop))
-            if stop:
-                stopped = self.iteration < self.num_iterations
-                break
-        self.log.close_bar()
-        if stopped:
-            if self.bc_done < self.bc_iterations or self.iteration == 0:
-                self.save_latest(self.stop_reason(True))
-            self.log.message(f"stopped at iteration {self.iteration} (warm start {self.bc_done}/{self.bc_iterations}); "
-                             f"continue with: python train.py --resume {self.run_dir}")
+        """The stages in order from where the run stands, then the final evaluation; a stop saves latest.pt."""
+        done_this_call, stop = 0, False
+        while self.stage < len(self.stages) and not stop:
+            kind, total, dpi = self.kind, self.stage_iterations[self.stage], self.decisions_per_iteration
+            if kind == "ppo" and len(self.pool) == 0:  # the network PPO starts from is the pool's first snapshot
+                self.pool.add(snapshot_agent(self.model, self.rules, stream_seed(self.cfg.seed, 6, self.iteration)),
+                              self.iteration)
+            self.log.start_bar(f"stage {self.stage + 1}/{len(self.stages)} {kind}", total * dpi, self.stage_done * dpi)
+            stage = self.stage
+            while self.stage == stage and not stop:
+                self.ppo_iteration() if kind == "ppo" else self.warm_start_iteration()
+                self.stage_done += 1
+                done_this_call += 1
+                stop = self.stop_requested(done_this_call, max_iterations)
+                if self.stage_done == total:
+                    self.next_stage()
+                count = self.iteration if kind == "ppo" else self.bc_done
+                if count % self.cfg.checkpoint_every == 0 or self.stage_done == 0 or stop:
+                    self.save_latest(self.stop_reason(stop))
+            self.log.close_bar()
+        if self.stage < len(self.stages):
+            self.log.message(f"stopped in {self._position()}; continue with: python train.py --resume {self.run_dir}")
         else:
             self.finish()
         self.log.message(where_results_are(self.run_dir))
+
+    def next_stage(self) -> None:
+        """After a stage's last iteration: drop its open decisions (the next stage's own games start from
+        the same positions), evaluate unless it was the last, and set up the next one's optimiser."""
+        self.storage.pending.fill(-1)
+        self.stage, self.stage_done = self.stage + 1, 0
+        if self.stage < len(self.stages):
+            self.log.record({"type": "stage", "stage": self.stage, "kind": self.kind, "decisions": self.decisions})
+            if self.cfg.eval.every and self.cfg.eval.deals:  # a point of the curve where the recipe changes
+                self.evaluate(self.cfg.eval.deals, final=False)
+            self.optimizer = self.stage_optimizer()
 
     def finish(self) -> None:
         """The final evaluation; best.pt is the final network when no evaluation ran."""
@@ -799,9 +855,11 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as err:
         raise SystemExit(f"train.py: error: {err}") from None
     if args.dry_run:  # the config and the run directory are valid: say what would run
-        iterations = math.ceil(cfg.ppo.total_decisions / (cfg.ppo.num_envs * cfg.ppo.num_steps))
-        return print(f"train.py --dry-run: would {'resume' if resume else 'start'} {run_dir}: {iterations} PPO "
-                     f"iterations, {cfg.num_workers} worker(s); nothing written")
+        dpi = cfg.ppo.num_envs * cfg.ppo.num_steps
+        plan = ", ".join(f"{kind} {math.ceil((c.ppo.total_decisions if kind == 'ppo' else c.warmstart.decisions) / dpi)} "
+                         "iterations" for kind, c in cfg.stage_configs())
+        return print(f"train.py --dry-run: would {'resume' if resume else 'start'} {run_dir}: stages {plan}; "
+                     f"{cfg.num_workers} worker(s); nothing written")
     run_dir.mkdir(parents=True, exist_ok=True)
     if cfg.num_workers == 1:
         try:

@@ -160,8 +160,9 @@ def _check_python(argv: list[str]) -> None:
             assert token.split("=", 1)[0] in flags, f"{script} has no flag {token.split('=', 1)[0]}"
     if script == "train.py":
         for setting in _option_values(argv, "--set"):
-            key = setting.split("=", 1)[0]
-            assert key in _config_keys(), f"train.py has no config key {key!r}"
+            key = re.sub(r"^stages(?:\.\d+|\[\d+\])\.", "stages[N].", setting.split("=", 1)[0])
+            in_section = re.sub(r"^stages\[N\]\.(ppo|warmstart)\.", r"\1.", key)  # a stage's own section key
+            assert key in _config_keys() or in_section in _config_keys(), f"train.py has no config key {key!r}"
         if "--config" in argv and not any("$" in t for t in argv):  # the config validates (a resume needs its run)
             # A later --run-dir wins: the check never meets a run of this checkout's own runs/.
             result = _run([sys.executable, *argv[1:], "--dry-run", "--run-dir", "/nonexistent/pcr-docs-check"])

@@ -229,7 +229,7 @@ def test_smoke_run_trains_evaluates_and_checkpoints(smoke_run):
     kinds = [r["type"] for r in records(smoke_run)]
     assert kinds.count("warmstart") == 1 and kinds.count("iteration") == 4 and kinds[-1] == "done"
     evals = [r for r in records(smoke_run) if r["type"] == "eval"]
-    assert [e["final"] for e in evals] == [False, True]  # iteration 2, then the final one
+    assert [e["final"] for e in evals] == [False, False, True]  # the warm start's end, iteration 2, the final one
     assert set(evals[0]["results"]) == {"random", "heuristic"}
     assert (smoke_run / "config.yaml").is_file()
     assert {p.name for p in (smoke_run / "checkpoints").iterdir()} == {"latest.pt", "latest.prev.pt", "best.pt"}
@@ -490,6 +490,6 @@ def test_a_rollout_keeps_per_action_targets_only_when_made_for_them():
 def test_dry_run_validates_and_writes_nothing(tmp_path, capsys):
     run_dir = tmp_path / "dry"
     train.main(["--config", SMOKE, "--run-dir", str(run_dir), "--dry-run", "--set", "ppo.total_decisions=4096"])
-    assert "8 PPO iterations" in capsys.readouterr().out and not run_dir.exists()
+    assert "stages bc 1 iterations, ppo 8 iterations" in capsys.readouterr().out and not run_dir.exists()
     with pytest.raises(SystemExit, match="ppo.clip_coef"):
         train.main(["--config", SMOKE, "--run-dir", str(run_dir), "--dry-run", "--set", "ppo.clip_coef=2"])

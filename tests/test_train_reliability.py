@@ -239,7 +239,7 @@ def test_a_non_finite_loss_stops_training_before_any_checkpoint_is_overwritten(t
 
     def poisoned(cfg, model, *args, **kwargs):
         out = original(cfg, model, *args, **kwargs)
-        if len(records(run_dir)) >= 4:  # warm start, iterations 1-2 and the checkpoint at 2 are logged
+        if sum(r["type"] == "iteration" for r in records(run_dir)) >= 2:  # iteration 3: the checkpoint at 2 is written
             with torch.no_grad():
                 next(model.parameters()).fill_(float("nan"))
             out["policy_loss"] = float("nan")
@@ -249,7 +249,7 @@ def test_a_non_finite_loss_stops_training_before_any_checkpoint_is_overwritten(t
     with pytest.raises(SystemExit) as err:
         run(["--config", SMOKE, "--run-dir", str(run_dir), "--set", "eval.every=0", "--set", "ppo.total_decisions=4096"])
     message = str(err.value)
-    assert "non-finite" in message and "checkpoints/latest.pt still holds iteration 2" in message, message
+    assert "non-finite" in message and "checkpoints/latest.pt still holds stage 2/2 (ppo) after 2 of its 8" in message, message
     assert "--set ppo.learning_rate=" in message
     latest = torch.load(run_dir / "checkpoints" / "latest.pt", weights_only=True)
     assert latest["meta"]["iteration"] == 2 and checkpoint_io.all_finite(latest["model"])
@@ -295,7 +295,7 @@ def test_progress_shows_each_phase_and_ends_saying_where_the_results_are(tmp_pat
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     err = proc.stderr
-    assert "warm start: 100%" in err and "PPO: 100%" in err
+    assert "stage 1/2 bc: 100%" in err and "stage 2/2 ppo: 100%" in err
     assert "eval random" in err  # the last evaluation on the bar
     assert err.count("dec/s") >= 1 and "dec/s |" not in err  # one rate: the bar's own
     tail = err.strip().splitlines()[-3:]
@@ -316,7 +316,7 @@ def test_ctrl_c_with_two_workers_prints_once_on_its_own_line_and_resumes(tmp_pat
     lines = err.replace("\r", "\n").splitlines()
     interrupt = [ln for ln in lines if "interrupt:" in ln]
     assert len(interrupt) == 1 and interrupt[0].lstrip("\x1b[K").startswith("interrupt: finishing this iteration")
-    assert any(ln.startswith("stopped at iteration") for ln in lines)
+    assert any(ln.startswith("stopped in stage 2/2 (ppo)") for ln in lines)
     ckpt = torch.load(run_dir / "checkpoints" / "latest.pt", weights_only=True)
     assert ckpt["meta"]["reason"] == "interrupted"
     run(["--resume", str(run_dir), "--max-iterations", "1"])

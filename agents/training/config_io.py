@@ -36,6 +36,7 @@ agents.training.config_io.ConfigError: config key 'opt.rate' = -1 is not allowed
 
 import difflib
 import math
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -137,22 +138,29 @@ def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
-    """Apply ``dotted.key=value`` strings (values parsed as YAML) to a nested copy of ``data``."""
+    """Apply ``dotted.key=value`` strings (values parsed as YAML) to a nested copy of ``data``; an entry of a
+    list of sections is ``list.N.key`` or ``list[N].key``."""
     out = deep_merge(data, {})
     for item in overrides:
         key, sep, raw = item.partition("=")
-        parts = key.strip().split(".")
+        parts = re.sub(r"\[(\d+)\]", r".\1", key.strip()).split(".")  # stages[1].ppo.x is stages.1.ppo.x
         if not sep or not all(parts):
             raise ConfigError(f"override {item!r} is not allowed: expected key=value, e.g. ppo.learning_rate=1e-4")
-        node = out
-        for i, part in enumerate(parts[:-1]):
-            if node.get(part) is None:
-                node[part] = {}
-            if not isinstance(node[part], dict):
-                raise ConfigError(f"override {item!r}: config key {'.'.join(parts[:i + 1])!r} is not a section")
-            node[part] = child = dict(node[part])
-            node = child
-        node[parts[-1]] = yaml.safe_load(raw) if raw.strip() else ""
+        node: Any = out
+        for i, part in enumerate(parts):
+            if isinstance(node, list):  # a list of sections (``stages``): the part is an index
+                if not (part.isdigit() and int(part) < len(node)):
+                    raise ConfigError(f"override {item!r}: {'.'.join(parts[:i])!r} has {len(node)} entries, "
+                                      f"so {part!r} is not allowed: expected an index 0..{len(node) - 1}")
+                part = int(part)
+            elif not isinstance(node, dict):
+                raise ConfigError(f"override {item!r}: config key {'.'.join(parts[:i])!r} is not a section")
+            if i == len(parts) - 1:
+                node[part] = yaml.safe_load(raw) if raw.strip() else ""
+                break
+            child = node[part] if isinstance(node, list) else node.get(part)
+            child = {} if child is None else type(child)(child) if isinstance(child, (dict, list)) else child
+            node[part] = node = child  # a copy: ``data`` stays as it was
     return out
 
 
@@ -225,11 +233,14 @@ def describe(model: type[BaseModel]) -> list[tuple[str, str, str]]:
         rows = []
         for name, field in node["properties"].items():
             inner = _resolve(schema, field)
+            items = _resolve(schema, inner.get("items", {})) if inner.get("type") == "array" else {}
             if "properties" in inner:
                 rows += walk(inner, f"{prefix}{name}.")
             else:
                 doc = field.get("description") or inner.get("description") or ""
                 rows.append((prefix + name, _type_name(field), doc.split("\n")[0]))
+                if "properties" in items:  # a list of sections (stages): the keys of an entry, as name[N].key
+                    rows += walk(items, f"{prefix}{name}[N].")
         return rows
 
     return walk(schema, "")

@@ -1,7 +1,8 @@
 """Training curves of a run as one picture: ``python -m agents.training.curves RUN_DIR [-o PNG]``.
 
 Reads ``RUN_DIR/log.jsonl`` (the one JSON object per line that ``train.py`` appends) and
-draws, against PPO decisions:
+draws, against decisions (every decision of every game; a staged run's records count all its stages,
+older logs count PPO decisions only):
 
 * **evaluation**: every ``"eval"`` record's score difference per deal against each
   opponent (``results[spec]["mean"]``) with its 95% interval (``ci_low`` .. ``ci_high``)
@@ -101,7 +102,7 @@ def parse_log(lines: Iterable[str], source: str = "log") -> RunLog:
         elif kind == "warmstart":
             warm.append(rec)
     log.iterations = _last_per_key(iterations, "iteration")
-    log.evals = sorted(_last_per_key(evals, "iteration"), key=lambda e: e.get("decisions", 0))
+    log.evals = _last_per_key(evals, "decisions")  # a stage's end evaluates at an iteration number PPO may reach too
     log.warmstart = _last_per_key(warm, "iteration")
     return log
 

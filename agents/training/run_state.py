@@ -109,6 +109,18 @@ def restore_worker(saved: dict[str, Any], ws: WorkerState, storage: SeatRollout,
         teacher.set_state(saved["teacher_rng"])
 
 
+def with_stages(training: dict[str, Any], warm_iterations: int, decisions_per_iteration: int) -> dict[str, Any]:
+    """The training state of a latest.pt written before runs had stages (a warm start, then PPO; one
+    optimiser each) in today's terms: the stage, its iterations done, all decisions, its optimiser."""
+    if "stage" in training:
+        return training
+    in_ppo = training["iteration"] > 0 or training["bc_iterations"] >= warm_iterations
+    stage = int(warm_iterations > 0) if in_ppo else 0
+    return {**training, "stage": stage, "stage_iterations": training["iteration"] if in_ppo else training["bc_iterations"],
+            "decisions": training["decisions"] + training["bc_iterations"] * decisions_per_iteration,
+            "optimizer": training["optimizer"] if in_ppo else training["bc_optimizer"]}
+
+
 RESUMABLE_KEYS = (
     "ppo.total_decisions", "ppo.learning_rate", "ppo.lr_schedule", "ppo.ent_coef", "ppo.ent_coef_final",
     "ppo.vf_coef", "ppo.max_grad_norm", "ppo.target_kl", "ppo.clip_coef", "ppo.clip_vloss", "ppo.norm_adv",
@@ -191,6 +203,6 @@ def remove_leftovers(checkpoints: Path) -> None:
     checkpoint_io.remove_stale_temporaries(checkpoints)
 
 
-__all__ = ["TrainingError", "GracefulInterrupt", "WorkerState", "worker_snapshot", "restore_worker",
+__all__ = ["TrainingError", "GracefulInterrupt", "WorkerState", "worker_snapshot", "restore_worker", "with_stages",
            "RESUMABLE_KEYS", "check_resume_changes", "resume_advice", "validate_resume_checkpoint",
            "remove_leftovers", "read_resume", "new_run_dir"]

@@ -1,0 +1,141 @@
+"""Staged runs (agents/training/stages.py): one config lists behaviour cloning, expert iteration and PPO
+stages; a run stopped or killed anywhere, inside a warm start, across a game's end or at a stage's boundary,
+resumes to the straight run's latest.pt, best.pt, best score and records, with one and two workers."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+import train  # noqa: E402  (train.py is a script at the repository root)
+
+SMOKE = str(ROOT / "configs" / "smoke.yaml")
+STAGES = ("stages=[{kind: bc, decisions: 512}, "
+          "{kind: expert_iteration, decisions: 1024, warmstart: {learning_rate: 3.0e-4, epochs: 1}}, "
+          "{kind: ppo, decisions: 1024}, "
+          "{kind: ppo, decisions: 512, ppo: {learning_rate: 1.0e-4, lr_schedule: constant}}]")
+"""Six iterations of 512 decisions: bc 1, expert iteration 2, PPO 2, PPO 1 at another learning rate."""
+# max_rounds=1: every round ends its game, so every game ends (and starts again) about every second
+# rollout of 32 steps, in every stage; checkpoint_every=1 so that a kill loses at most one iteration.
+SETS = [STAGES, "rules.max_rounds=1", "checkpoint_every=1", "eval.every=1", "eval.deals=2", "eval.final_deals=2"]
+TIMING = ("time", "seconds", "decisions_per_second", "charts/decisions_per_second", "charts/collect_fraction")
+
+
+def args(run_dir: Path, workers: int = 1) -> list[str]:
+    sets = [*SETS, f"num_workers={workers}"]
+    return ["--config", SMOKE, "--run-dir", str(run_dir), "--quiet", *[a for s in sets for a in ("--set", s)]]
+
+
+def records(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "log.jsonl").read_text().splitlines()]
+
+
+def kept(run_dir: Path) -> list[dict]:
+    """The records that must match a straight run: training, evaluations, checkpoints, stage changes."""
+    return [{k: v for k, v in r.items() if k not in TIMING} for r in records(run_dir)
+            if r["type"] in ("warmstart", "iteration", "eval", "stage", "done")]
+
+
+def assert_same_run(a: Path, b: Path) -> None:
+    for name in ("latest.pt", "best.pt"):
+        x, y = (torch.load(d / "checkpoints" / name, weights_only=True) for d in (a, b))
+        assert x["model"].keys() == y["model"].keys()
+        assert all(torch.equal(x["model"][k], y["model"][k]) for k in x["model"]), name
+    tx, ty = (torch.load(d / "checkpoints" / "latest.pt", weights_only=True)["training"] for d in (a, b))
+    assert tx["best_score"] == ty["best_score"] and tx["stage"] == ty["stage"] == 4
+    assert kept(a) == kept(b)
+
+
+@pytest.fixture(scope="module", params=[1, 2], ids=["1worker", "2workers"])
+def straight(request, tmp_path_factory) -> tuple[int, Path]:
+    run_dir = tmp_path_factory.mktemp("straight") / "run"
+    train.main(args(run_dir, request.param))
+    return request.param, run_dir
+
+
+def test_a_staged_run_runs_its_stages_in_order_on_one_axis(straight):
+    _, run_dir = straight
+    recs = records(run_dir)
+    trained = [(r["stage"], r.get("kind", "ppo")) for r in recs if r["type"] in ("warmstart", "iteration")]
+    assert trained == [(0, "bc"), (1, "expert_iteration"), (1, "expert_iteration"), (2, "ppo"), (2, "ppo"), (3, "ppo")]
+    decisions = [r["decisions"] for r in recs if r["type"] in ("warmstart", "iteration")]
+    assert decisions == [512 * i for i in range(1, 7)]  # one x axis over all stages
+    assert [r["kind"] for r in recs if r["type"] == "stage"] == ["expert_iteration", "ppo", "ppo"]
+    evals = [r for r in recs if r["type"] == "eval"]
+    assert evals[-1]["final"] and len({e["decisions"] for e in evals}) == len(evals)
+    lrs = [r["charts/learning_rate"] for r in recs if r["type"] == "iteration"]
+    assert lrs == [3e-4, 1.5e-4, 1e-4]  # each PPO stage's schedule over its own budget
+    assert recs[-1]["type"] == "done"
+
+
+# Stops after n iterations: 1 = at the bc -> expert iteration boundary, 2 = inside expert iteration (a warm start),
+# 3 = at expert iteration -> PPO, 4 = inside PPO, 5 = at PPO -> PPO (another learning rate).
+@pytest.mark.parametrize("stop_after", [1, 2, 3, 4, 5])
+def test_a_staged_run_stopped_anywhere_resumes_exactly(straight, tmp_path, stop_after):
+    workers, full = straight
+    if workers == 2 and stop_after in (1, 5):
+        pytest.skip("two workers: inside each kind of stage and one boundary is enough (spawning is slow)")
+    run_dir = tmp_path / "stopped"
+    train.main([*args(run_dir, workers), "--max-iterations", str(stop_after)])
+    assert records(run_dir)[-1]["reason"] == "stopped"
+    train.main(["--resume", str(run_dir), "--quiet"])
+    assert_same_run(full, run_dir)
+
+
+def test_a_killed_staged_run_resumes_exactly(straight, tmp_path):
+    """SIGKILL (no chance to save) inside the expert-iteration stage: the resumed run replays from the last
+    latest.pt, the log rewound to it, and ends as the straight run."""
+    workers, full = straight
+    if workers == 2:
+        pytest.skip("one worker is enough for the kill (the stop tests cover two)")
+    run_dir = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, str(ROOT / "train.py"), *args(run_dir)], start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log, deadline = run_dir / "log.jsonl", time.time() + 120
+    while time.time() < deadline and not (log.exists() and log.read_text().count('"type": "warmstart"') >= 2):
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=60)
+    saved = torch.load(run_dir / "checkpoints" / "latest.pt", weights_only=True)["training"]
+    assert saved["stage"] < 4  # killed before the end
+    train.main(["--resume", str(run_dir), "--quiet"])
+    assert_same_run(full, run_dir)
+
+
+@pytest.mark.parametrize("override, message", [
+    ("stages.1.ppo.learning_rat=1", "unknown config key 'stages[1].ppo.learning_rat' (did you mean 'stages[1].ppo.learning_rate'?)"),
+    ("stages[2].ppo.learning_rate=-1", "config key 'stages[2].ppo.learning_rate' = -1 is not allowed: expected a number > 0"),
+    ("stages.0.ppo={num_envs: 8}", "config key 'stages[0].ppo.num_envs' is not allowed in a stage"),
+    ("stages.0.warmstart={play: learner}", "config key 'stages[0].warmstart.play' is not allowed in a stage: its 'kind'"),
+    ("stages.3.kind=dqn", "config key 'stages[3].kind' = 'dqn' is not allowed: expected 'bc', 'expert_iteration' or 'ppo'"),
+    ("stages.9.decisions=1", "'stages' has 4 entries, so '9' is not allowed"),
+    ("stages[1].warmstart.targets=values", "config key 'stages[1].warmstart.teacher' = 'heuristic' is not allowed"),
+])
+def test_set_reaches_a_stages_keys_and_errors_name_them(override, message):
+    with pytest.raises(ValueError) as err:
+        train.load_config(SMOKE, [STAGES, override])
+    assert message in str(err.value)
+
+
+def test_set_changes_one_stage_only():
+    cfg = train.load_config(SMOKE, [STAGES, "stages.3.ppo.ent_coef=0.5", "ppo.ent_coef=0.02"])
+    coefs = [(kind, c.ppo.ent_coef) for kind, c in cfg.stage_configs()]
+    assert coefs == [("bc", 0.02), ("expert_iteration", 0.02), ("ppo", 0.02), ("ppo", 0.5)]
+    assert [c.warmstart.play for _, c in cfg.stage_configs()][:2] == ["teacher", "learner"]
+
+
+def test_a_config_without_stages_is_a_warm_start_then_ppo():
+    plan = [(kind, c.warmstart.decisions if kind != "ppo" else c.ppo.total_decisions)
+            for kind, c in train.load_config(SMOKE, []).stage_configs()]
+    assert plan == [("bc", 512), ("ppo", 2048)]
+    assert [k for k, _ in train.load_config(SMOKE, ["warmstart.decisions=0"]).stage_configs()] == ["ppo"]
