@@ -856,9 +856,9 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"train.py: error: {err}") from None
     if args.dry_run:  # the config and the run directory are valid: say what would run
         dpi = cfg.ppo.num_envs * cfg.ppo.num_steps
-        plan = ", ".join(f"{kind} {math.ceil((c.ppo.total_decisions if kind == 'ppo' else c.warmstart.decisions) / dpi)} "
-                         "iterations" for kind, c in cfg.stage_configs())
-        return print(f"train.py --dry-run: would {'resume' if resume else 'start'} {run_dir}: stages {plan}; "
+        plan = ", ".join(f"{kind} {math.ceil((c.ppo.total_decisions if kind == 'ppo' else c.warmstart.decisions) / dpi)}"
+                         for kind, c in cfg.stage_configs())
+        return print(f"train.py --dry-run: would {'resume' if resume else 'start'} {run_dir}: stages (iterations) {plan}; "
                      f"{cfg.num_workers} worker(s); nothing written")
     run_dir.mkdir(parents=True, exist_ok=True)
     if cfg.num_workers == 1:

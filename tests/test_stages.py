@@ -139,3 +139,19 @@ def test_a_config_without_stages_is_a_warm_start_then_ppo():
             for kind, c in train.load_config(SMOKE, []).stage_configs()]
     assert plan == [("bc", 512), ("ppo", 2048)]
     assert [k for k, _ in train.load_config(SMOKE, ["warmstart.decisions=0"]).stage_configs()] == ["ppo"]
+
+
+def test_a_latest_pt_from_before_stages_maps_onto_them():
+    """A run saved by the trainer of two fixed parts (a warm start, then PPO, one optimiser each) resumes as
+    stage 0 (bc) or stage 1 (ppo), its optimiser the one of that part, its x axis counting the warm start."""
+    from agents.training.run_state import with_stages
+
+    old = {"iteration": 0, "bc_iterations": 3, "decisions": 0, "optimizer": "ppo", "bc_optimizer": "bc"}
+    assert with_stages(old, 6, 512) == {**old, "stage": 0, "stage_iterations": 3, "decisions": 1536,
+                                      "optimizer": "bc"}
+    in_ppo = {**old, "iteration": 2, "bc_iterations": 6, "decisions": 1024}
+    assert with_stages(in_ppo, 6, 512)["stage"] == 1 and with_stages(in_ppo, 6, 512)["stage_iterations"] == 2
+    assert with_stages(in_ppo, 6, 512)["decisions"] == 1024 + 6 * 512 and with_stages(in_ppo, 6, 512)["optimizer"] == "ppo"
+    no_warm = {**old, "iteration": 2, "bc_iterations": 0, "decisions": 1024}
+    assert with_stages(no_warm, 0, 512)["stage"] == 0  # PPO was the only part
+    assert with_stages({**old, "stage": 2}, 6, 512) == {**old, "stage": 2}  # today's files pass through

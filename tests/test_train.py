@@ -490,6 +490,6 @@ def test_a_rollout_keeps_per_action_targets_only_when_made_for_them():
 def test_dry_run_validates_and_writes_nothing(tmp_path, capsys):
     run_dir = tmp_path / "dry"
     train.main(["--config", SMOKE, "--run-dir", str(run_dir), "--dry-run", "--set", "ppo.total_decisions=4096"])
-    assert "stages bc 1 iterations, ppo 8 iterations" in capsys.readouterr().out and not run_dir.exists()
+    assert "stages (iterations) bc 1, ppo 8" in capsys.readouterr().out and not run_dir.exists()
     with pytest.raises(SystemExit, match="ppo.clip_coef"):
         train.main(["--config", SMOKE, "--run-dir", str(run_dir), "--dry-run", "--set", "ppo.clip_coef=2"])
