@@ -302,6 +302,12 @@ class Config(BaseModel):
         plain = config_io.to_plain(self)
         return [(s["kind"], config_io.validate(Config, stage_config(plain, s))) for s in plan_stages(plain)]
 
+    def stage_iterations(self) -> list[int]:
+        """Rollouts of every stage: its budget in whole rollouts of ``ppo.num_envs * ppo.num_steps`` decisions."""
+        per_rollout = self.ppo.num_envs * self.ppo.num_steps
+        return [max(1, math.ceil((c.ppo.total_decisions if kind == "ppo" else c.warmstart.decisions) / per_rollout))
+                for kind, c in self.stage_configs()]
+
 
 def load_config(path: str | None, overrides: list[str], base: dict[str, Any] | None = None) -> Config:
     """Config from defaults, then a YAML file (and its ``base:``) or ``base``, then ``key=value`` overrides."""
@@ -507,8 +513,7 @@ class Trainer:
         self.rules, p = cfg.rules, cfg.ppo
         self.decisions_per_iteration = p.num_envs * p.num_steps
         self.stages = cfg.stage_configs()
-        self.stage_iterations = [max(1, math.ceil((c.ppo.total_decisions if kind == "ppo" else c.warmstart.decisions)
-                                                  / self.decisions_per_iteration)) for kind, c in self.stages]
+        self.stage_iterations = cfg.stage_iterations()
         self.config_dict = config_io.to_plain(cfg)
 
         self.ws = seeded_worker(cfg, workers.rank)
@@ -855,9 +860,7 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as err:
         raise SystemExit(f"train.py: error: {err}") from None
     if args.dry_run:  # the config and the run directory are valid: say what would run
-        dpi = cfg.ppo.num_envs * cfg.ppo.num_steps
-        plan = ", ".join(f"{kind} {math.ceil((c.ppo.total_decisions if kind == 'ppo' else c.warmstart.decisions) / dpi)}"
-                         for kind, c in cfg.stage_configs())
+        plan = ", ".join(f"{kind} {n}" for (kind, _), n in zip(cfg.stage_configs(), cfg.stage_iterations()))
         return print(f"train.py --dry-run: would {'resume' if resume else 'start'} {run_dir}: stages (iterations) {plan}; "
                      f"{cfg.num_workers} worker(s); nothing written")
     run_dir.mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,7 @@ stage starts with a fresh optimiser and drops the previous stage's open decision
 value normalisation, games, snapshot pool and random streams carry on, so a run is one run:
 one directory, one log, one x axis.
 
->>> plan_stages({"warmstart": {"decisions": 0}, "ppo": {"total_decisions": 5}})
+>>> plan_stages({"warmstart": {"decisions": 0, "play": "teacher"}, "ppo": {"total_decisions": 5}})
 [{'kind': 'ppo', 'decisions': 5, 'ppo': {}, 'warmstart': {}}]
 """
 
@@ -58,12 +58,12 @@ def plan_stages(config: dict[str, Any]) -> list[dict[str, Any]]:
     """The stages of a (plain-data) config: its ``stages``, or the two-stage shorthand."""
     if config.get("stages"):
         return [dict(stage) for stage in config["stages"]]
-    warm, ppo = config.get("warmstart", {}), config.get("ppo", {})
+    warm = config["warmstart"]
     stages = []
-    if warm.get("decisions", 0):
-        kind = "expert_iteration" if warm.get("play") == "learner" else "bc"
+    if warm["decisions"]:
+        kind = "expert_iteration" if warm["play"] == "learner" else "bc"
         stages.append({"kind": kind, "decisions": warm["decisions"], "ppo": {}, "warmstart": {}})
-    stages.append({"kind": "ppo", "decisions": ppo.get("total_decisions", 60_000_000), "ppo": {}, "warmstart": {}})
+    stages.append({"kind": "ppo", "decisions": config["ppo"]["total_decisions"], "ppo": {}, "warmstart": {}})
     return stages
 
 
