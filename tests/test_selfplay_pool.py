@@ -1,6 +1,6 @@
 """The snapshot pool's batched forward pass (agents.training.opponents.OpponentPool.act_batch): the same
-actions as each snapshot's own act_batch, its own random stream per snapshot, a fallback for
-other agents, and a rebuilt stack when a slot is replaced."""
+actions as each snapshot's own act_batch, its own random stream per snapshot (plain and card-aware
+networks), a fallback for other agents, and a rebuilt stack when a slot is replaced."""
 
 from __future__ import annotations
 
@@ -93,18 +93,70 @@ def test_other_agents_in_the_pool_play_one_by_one():
     assert masks[np.arange(len(obs)), actions].all()
 
 
-def test_card_aware_snapshots_act_slot_by_slot():
-    """A pool of card-aware networks (network.card_head: no plain layer stack to batch) acts as each snapshot."""
-    obs, masks = positions()
-    net = NetworkConfig(hidden_sizes=(32,), card_head=True, card_width=8)
-
-    def make(i: int) -> PPOAgent:
+def card_snapshots(count: int, greedy: bool = False) -> list[PPOAgent]:
+    """Card-aware snapshots whose card scorer matters (its output layer scaled up from the near-zero init)."""
+    net = NetworkConfig(hidden_sizes=(32, 16), card_head=True, card_width=8)
+    out = []
+    for i in range(count):
         torch.manual_seed(200 + i)
-        return snapshot_agent(ActorCritic(797, 1369, 70, net), RULES, i)
+        model = ActorCritic(797, 1369, 70, net)
+        with torch.no_grad():
+            model.actor.card_out.weight.normal_(0.0, 1.0)
+            model.actor.head.weight.mul_(30.0)
+        agent = snapshot_agent(model, RULES, i)
+        agent.greedy = greedy
+        out.append(agent)
+    return out
 
-    pool, reference = OpponentPool(3, 2.0), [make(i) for i in range(3)]
-    for i in range(3):
-        pool.add(make(i), i)
-    slots = np.random.default_rng(2).integers(3, size=len(obs))
-    assert np.array_equal(pool.act_batch(slots, obs, masks), per_agent(reference, slots, obs, masks))
+
+@pytest.mark.parametrize("greedy", [False, True])
+def test_card_aware_snapshots_act_in_one_pass_as_each_snapshot_would(greedy):
+    """A pool of card-aware networks (network.card_head) is batched too (agents.ppo.card_net.StackedCardActors):
+    the same actions and random streams as each snapshot's own act_batch."""
+    obs, masks = positions()
+    pool, reference = OpponentPool(3, 2.0), card_snapshots(3, greedy)
+    for i, agent in enumerate(card_snapshots(3, greedy)):
+        pool.add(agent, i)
+    assert pool._stacked() is not None
+    rng = np.random.default_rng(2)
+    for _ in range(4):
+        slots = rng.integers(3, size=len(obs))
+        assert np.array_equal(pool.act_batch(slots, obs, masks), per_agent(reference, slots, obs, masks))
+    for mine, theirs in zip(pool.agents, reference):
+        assert torch.equal(mine.get_state()["generator"], theirs.get_state()["generator"])
+
+
+def test_stacked_card_actors_compute_each_actors_logits():
+    from agents.ppo.card_net import StackedCardActors, card_inputs
+
+    obs, _ = positions()
+    actors = [a.model.actor for a in card_snapshots(2)]
+    x = torch.from_numpy(obs)
+    packed = torch.from_numpy(card_inputs(obs, 4))
+    stacked = StackedCardActors(actors)(torch.stack([x, x]), torch.stack([packed, packed]))
+    for i, actor in enumerate(actors):
+        assert torch.allclose(stacked[i], actor(x, packed), atol=1e-5)  # no mask: every held card scored
+    assert len(StackedCardActors(actors)) == 2
+    with pytest.raises(ValueError, match="CardActors of one shape"):
+        StackedCardActors([actors[0], snapshots(1)[0].model.actor])
+
+
+def test_bfloat16_card_snapshots_play_legal_moves_close_to_float32():
+    obs, masks = positions()
+    pool16, pool32 = OpponentPool(3, 2.0, torch.bfloat16), OpponentPool(3, 2.0)
+    for i, (a, b) in enumerate(zip(card_snapshots(3, greedy=True), card_snapshots(3, greedy=True))):
+        pool16.add(a, i), pool32.add(b, i)
+    slots = np.arange(len(obs)) % 3
+    a16, a32 = pool16.act_batch(slots, obs, masks), pool32.act_batch(slots, obs, masks)
+    assert masks[np.arange(len(obs)), a16].all()
+    assert (a16 == a32).mean() > 0.9
+
+
+def test_a_pool_of_card_aware_and_plain_snapshots_plays_slot_by_slot():
+    obs, masks = positions()
+    pool = OpponentPool(2, 2.0)
+    pool.add(card_snapshots(1)[0], 0)
+    pool.add(snapshots(1)[0], 1)
     assert pool._stacked() is None
+    actions = pool.act_batch(np.arange(len(obs)) % 2, obs, masks)
+    assert masks[np.arange(len(obs)), actions].all()

@@ -459,5 +459,65 @@ class CardActor(nn.Module):
         return torch.cat([card_logits.view(-1, NUM_CARDS), logits[:, NUM_CARDS:]], 1)
 
 
-__all__ = ["CardFeatures", "CardActor", "card_features", "card_inputs", "card_input_size", "hand_slots", "card_feature_names",
-           "row_feature_names", "row_feature_size"]
+def _stacked_linear(layers: list[nn.Linear], dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """Weights ``[n, in, out]`` and biases ``[n, 1, out]`` of ``n`` linear layers of one shape, for ``torch.baddbmm``."""
+    weight = torch.stack([layer.weight.detach().t() for layer in layers]).to(dtype).contiguous()
+    return weight, torch.stack([layer.bias.detach() for layer in layers])[:, None, :].to(dtype)
+
+
+class StackedCardActors:
+    """Several :class:`CardActor` of one shape evaluated in one batched pass (``torch.baddbmm`` over their stacked
+    weights), in ``dtype``: actor ``i`` scores the rows of block ``i``. The same logits as each actor's own forward
+    pass (to the rounding of ``dtype``); the scorer runs over every hand slot, its output kept for held cards only."""
+
+    def __init__(self, actors: list[CardActor], dtype: torch.dtype = torch.float32):
+        if not self.fits(actors):
+            raise ValueError("StackedCardActors: the actors must be CardActors of one shape")
+        first = actors[0]
+        self.players, self.dtype = first.players, dtype
+        self.num_row_features, self.max_hand = first.features.num_row_features, first.max_hand
+        self.num_card_features = first.features.num_card_features
+        self.activation = torch.relu if isinstance(first.act, nn.ReLU) else torch.tanh
+        trunks = [[m for m in actor.trunk if isinstance(m, nn.Linear)] for actor in actors]
+        self.trunk = [_stacked_linear([trunk[i] for trunk in trunks], dtype) for i in range(len(trunks[0]))]
+        self.head, self.context, self.card_in, self.card_hidden, self.card_out = (
+            _stacked_linear([getattr(actor, name) for actor in actors], dtype)
+            for name in ("head", "context", "card_in", "card_hidden", "card_out"))
+
+    @staticmethod
+    def fits(actors: list[nn.Module]) -> bool:
+        """Whether ``actors`` are all :class:`CardActor` with the same parameter shapes and activation."""
+        if not actors or not all(isinstance(a, CardActor) for a in actors):
+            return False
+
+        def shape(actor: nn.Module) -> list[tuple[str, tuple[int, ...]]]:
+            return [(k, tuple(v.shape)) for k, v in actor.state_dict().items()] + [("act", type(actor.act))]
+
+        return all(shape(actor) == shape(actors[0]) for actor in actors[1:])
+
+    def __len__(self) -> int:
+        return len(self.head[0])
+
+    @torch.no_grad()
+    def __call__(self, obs: torch.Tensor, packed: torch.Tensor) -> torch.Tensor:
+        """Logits ``[n, W, A]`` (float32, unmasked) of observation blocks ``obs [n, W, obs_dim]`` and their
+        :func:`card_inputs` ``packed [n, W, card_input_size]`` (float32)."""
+        g, s, f = self.num_row_features, self.max_hand, self.num_card_features
+        n, width = obs.shape[:2]
+        h = torch.cat([obs, packed[..., :g]], -1).to(self.dtype)
+        for weight, bias in self.trunk:
+            h = self.activation(torch.baddbmm(bias, h, weight))
+        logits = torch.baddbmm(self.head[1], h, self.head[0]).float()
+        context = torch.baddbmm(self.context[1], h, self.context[0]).repeat_interleave(s, dim=1)
+        features = packed[..., g + s:].reshape(n, width * s, f).to(self.dtype)
+        u = self.activation(torch.baddbmm(self.card_in[1], features, self.card_in[0]) + context)
+        u = self.activation(torch.baddbmm(self.card_hidden[1], u, self.card_hidden[0]))
+        score = torch.baddbmm(self.card_out[1], u, self.card_out[0]).float().view(n, width, s)
+        slot_cards = packed[..., g:g + s]
+        score = score.where(slot_cards >= 0, torch.zeros((), dtype=score.dtype))  # past the hand: no card
+        card_logits = logits[..., :NUM_CARDS].scatter_add(2, slot_cards.long().clamp(min=0), score)
+        return torch.cat([card_logits, logits[..., NUM_CARDS:]], -1)
+
+
+__all__ = ["CardFeatures", "CardActor", "StackedCardActors", "card_features", "card_inputs", "card_input_size", "hand_slots",
+           "card_feature_names", "row_feature_names", "row_feature_size"]

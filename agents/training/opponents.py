@@ -13,9 +13,10 @@ it (ties count one half, Laplace prior), so the learner meets the snapshots it
 struggles against more often; ``power = 0`` is uniform.
 
 :meth:`OpponentPool.act_batch` plays every snapshot's rows of a step in one batched forward
-pass over the pool's stacked weights (``torch.baddbmm``): ten small forward passes per step
-cost ten times the per-call overhead, which grew the rollout time by about a third once the pool
-was full. Each snapshot still samples with its own random stream.
+pass over the pool's stacked weights (``torch.baddbmm``; card actors through
+:class:`agents.ppo.card_net.StackedCardActors`, their features computed once for all rows): ten small
+forward passes per step cost ten times the per-call overhead, which grew the rollout time by about a
+third once the pool was full. Each snapshot still samples with its own random stream.
 
 >>> import numpy as np
 >>> pool = OpponentPool(capacity=2, pfsp_power=2.0)
@@ -37,8 +38,12 @@ import torch
 from torch import nn
 
 from agents.ppo.agent import PPOAgent
+from agents.ppo.card_net import StackedCardActors, card_inputs
 from agents.ppo.network import MASKED_LOGIT, ActorCritic, log_probs, sample_actions
 from pcr_env.config import RulesConfig
+
+Layer = tuple[torch.Tensor, torch.Tensor, Callable[[torch.Tensor], torch.Tensor] | None]
+"""One stacked MLP layer of :meth:`OpponentPool._stacked`: weights, biases, the activation after it (or none)."""
 
 
 class OpponentPool:
@@ -55,7 +60,7 @@ class OpponentPool:
         self.wins = np.zeros(capacity, np.float64)
         self.rounds = np.zeros(capacity, np.float64)
         self.next_slot = 0
-        self._stack: list[tuple[torch.Tensor, torch.Tensor, Callable[[torch.Tensor], torch.Tensor] | None]] | None = None
+        self._stack: StackedCardActors | list[Layer] | None = None
 
     def __len__(self) -> int:
         return len(self.agents)
@@ -78,7 +83,8 @@ class OpponentPool:
 
         The same policies and random streams as ``self.agents[slot].act_batch`` on each slot's rows
         (in float32 the logits agree to float rounding), computed in one batched pass when every
-        snapshot is a CPU :class:`PPOAgent` with the same MLP shape; otherwise slot by slot.
+        snapshot is a CPU :class:`PPOAgent` with the same actor shape (plain MLP or card actor, whose
+        features are computed once for all rows); otherwise slot by slot.
         """
         slots = np.asarray(slots)
         actions = np.empty(len(slots), np.int64)
@@ -89,22 +95,29 @@ class OpponentPool:
                 rows = np.flatnonzero(slots == slot)
                 actions[rows] = self.agents[slot].act_batch(obs[rows], masks[rows])
             return actions
-        # Rows grouped by slot into a zero-padded [slots, widest group, obs_dim] block.
+        # Rows grouped by slot into zero-padded [slots, widest group, columns] blocks.
         order = np.argsort(slots, kind="stable")
         counts = np.bincount(slots, minlength=len(self.agents))
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
         position = np.arange(len(slots)) - np.repeat(starts, counts)  # rank of each sorted row in its group
-        block = torch.zeros(len(self.agents), int(counts.max()), obs.shape[1], dtype=self.dtype)
         sorted_slots = torch.from_numpy(slots[order])
         sorted_pos = torch.from_numpy(position)
-        block[sorted_slots, sorted_pos] = torch.as_tensor(obs[order]).to(self.dtype)
+
+        def block(x: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
+            out = torch.zeros(len(self.agents), int(counts.max()), x.shape[1], dtype=dtype)
+            out[sorted_slots, sorted_pos] = torch.as_tensor(x[order]).to(dtype)
+            return out
+
         with torch.no_grad():
-            h = block
-            for weight, bias, activation in stack:
-                h = torch.baddbmm(bias, h, weight)
-                if activation is not None:
-                    h = activation(h)
-            logits = h[sorted_slots, sorted_pos].float().masked_fill(
+            if isinstance(stack, StackedCardActors):
+                out = stack(block(obs, torch.float32), block(card_inputs(obs, stack.players), torch.float32))
+            else:
+                out = block(obs, self.dtype)
+                for weight, bias, activation in stack:
+                    out = torch.baddbmm(bias, out, weight)
+                    if activation is not None:
+                        out = activation(out)
+            logits = out[sorted_slots, sorted_pos].float().masked_fill(
                 ~torch.as_tensor(masks[order], dtype=torch.bool), MASKED_LOGIT)
             sorted_rows = slots[order]
             for slot in present:  # each snapshot chooses as its own act_batch does, with its own stream
@@ -115,16 +128,20 @@ class OpponentPool:
                 actions[order[sel]] = chosen.numpy()
         return actions
 
-    def _stacked(self) -> list[tuple[torch.Tensor, torch.Tensor, Callable[[torch.Tensor], torch.Tensor] | None]] | None:
-        """Per layer: weights ``[slots, in, out]``, biases ``[slots, 1, out]`` and the activation after
-        it, or ``None`` if the snapshots are not all CPU PPOAgents of one MLP shape."""
+    def _stacked(self) -> StackedCardActors | list[Layer] | None:
+        """The snapshots' actors as one batched pass: a :class:`StackedCardActors`, or per MLP layer the weights
+        ``[slots, in, out]``, biases ``[slots, 1, out]`` and the activation after it; ``None`` if the snapshots are
+        not all CPU PPOAgents of one actor shape."""
         if self._stack is not None:
             return self._stack
         agents = self.agents
         if not agents or not all(isinstance(a, PPOAgent) and a.device.type == "cpu" for a in agents):
             return None
         actors = [a.model.actor for a in agents]
-        if not all(isinstance(actor, nn.Sequential) for actor in actors):  # a card actor is no plain layer stack
+        if StackedCardActors.fits(actors):
+            self._stack = StackedCardActors(actors, self.dtype)
+            return self._stack
+        if not all(isinstance(actor, nn.Sequential) for actor in actors):
             return None
 
         def layout(actor: nn.Module) -> list[tuple[type, Any]]:
@@ -300,12 +317,13 @@ class Opponents:
             agent.set_state(stream)
 
 
-def snapshot_agent(model: ActorCritic, rules: RulesConfig, seed: int) -> PPOAgent:
-    """A frozen copy of the current policy (sampling, like the learner) for the pool."""
+def snapshot_agent(model: ActorCritic, rules: RulesConfig, seed: int, *, greedy: bool = False,
+                   source: str = "snapshot") -> PPOAgent:
+    """A frozen copy of the current policy, on the CPU (sampling, like the learner, unless ``greedy``)."""
     frozen = copy.deepcopy(model).cpu()
     for prm in frozen.parameters():
         prm.requires_grad_(False)
-    return PPOAgent(frozen, rules, greedy=False, seed=seed, source="snapshot")
+    return PPOAgent(frozen, rules, greedy=greedy, seed=seed, source=source)
 
 
 __all__ = ["OpponentPool", "Opponents", "SELF", "SNAPSHOT", "round_outcome", "snapshot_agent"]
