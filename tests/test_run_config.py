@@ -111,7 +111,7 @@ def test_every_variant_config_is_the_default_recipe_plus_its_rules():
     assert {k for k in recipe["ppo"] if recipe["ppo"][k] != drb["ppo"][k]} == {"reward_scale"}
 
 
-def test_the_main_job_is_the_full_recipe_with_a_shorter_schedule():
+def test_the_plain_recipe_of_an_hour_is_the_full_recipe_with_a_shorter_schedule():
     recipe = to_plain(train.load_config(str(ROOT / "configs" / "ppo_selfplay.yaml"), []))
     hour = to_plain(train.load_config(str(ROOT / "configs" / "ppo_hour.yaml"), []))
     differs = {f"{section}.{k}" for section in recipe if isinstance(recipe[section], dict)
@@ -119,8 +119,26 @@ def test_the_main_job_is_the_full_recipe_with_a_shorter_schedule():
     assert differs == {"ppo.total_decisions", "eval.every", "eval.final_deals"}
     assert {k for k in recipe if not isinstance(recipe[k], dict) and recipe[k] != hour[k]} == set()
     assert hour["ppo"]["total_decisions"] < recipe["ppo"]["total_decisions"]
+
+
+def test_the_main_job_is_the_card_aware_network_from_nothing_in_stages():
+    job = train.load_config(str(ROOT / "configs" / "card_hour.yaml"), [])
+    assert job.network.card_head and not job.warmstart.init_from
+    assert [kind for kind, _ in job.stage_configs()] == ["bc", "ppo", "ppo"]
+    assert not any(c.warmstart.init_from for _, c in job.stage_configs())
+    assert job.stage_configs()[0][1].warmstart.teacher == "heuristic"  # an agent of the repository, not a file
     makefile = (ROOT / "Makefile").read_text()
-    assert "CONFIG ?= configs/ppo_hour.yaml" in makefile and "--config $(CONFIG)" in makefile
+    assert "CONFIG ?= configs/card_hour.yaml" in makefile and "--config $(CONFIG)" in makefile
+    # make train's figure of record is evaluate.py on seed 0: a suite the run's own evaluations never see.
+    assert "--seed 0" in makefile and job.eval.seed != 0 and job.eval.best_opponent == "heuristic"
+
+
+def test_no_config_starts_from_a_results_file():
+    """A config that starts from a file names one shipped in agents/pretrained/, never an experiment's output."""
+    for path in sorted((ROOT / "configs").glob("*.yaml")):
+        for _, c in train.load_config(str(path), []).stage_configs():
+            files = [c.warmstart.init_from, c.warmstart.teacher.rpartition("ppo:")[2] if "ppo:" in c.warmstart.teacher else ""]
+            assert all(not f or f == "pretrained" or f.startswith("agents/pretrained/") for f in files), (path.name, files)
 
 
 def test_key_listing_covers_every_leaf_with_its_docstring():
