@@ -803,9 +803,10 @@ class Trainer:
         self.log.record({"type": "done", "iteration": self.iteration, "decisions": self.decisions,
                          "workers": self.workers.world_size, "workers_in_step": in_step})
 
-    def close(self) -> None:
+    def close(self, clean: bool = True) -> None:
+        """Close the log and leave the worker group (``clean=False`` after an error: no barrier)."""
         self.log.close()
-        self.workers.close()
+        self.workers.close(clean)
 
 
 def train(workers: Workers, cfg: Config, run_dir: Path, resume: dict[str, Any] | None, max_iterations: int | None,
@@ -814,8 +815,12 @@ def train(workers: Workers, cfg: Config, run_dir: Path, resume: dict[str, Any] |
     trainer = Trainer(workers, cfg, run_dir, resume, quiet)
     try:
         trainer.run(max_iterations)
-    finally:
-        trainer.close()
+    except BaseException:
+        # A peer may be waiting in a collective this worker will never join: leave without the closing barrier,
+        # so the error ends the run (spawn stops the other workers) instead of hanging it.
+        trainer.close(clean=False)
+        raise
+    trainer.close()
 
 
 def _spawned(rank: int, cfg: Config, run_dir: Path, resume: dict[str, Any] | None, max_iterations: int | None,

@@ -113,6 +113,22 @@ def test_features_are_a_function_of_the_observation():
     assert torch.isfinite(cards).all() and (cards >= 0).all() and (cards <= 1).all()
 
 
+def test_card_inputs_are_zero_past_the_hand_and_the_same_on_every_call():
+    """card_inputs writes every entry: slots past the hand hold card -1 and all-zero features, so a batched
+    scorer over every slot reads finite numbers and a stored rollout holds no leftover memory."""
+    from agents.ppo.card_net import card_inputs, hand_slots
+
+    obs = np.stack([o for o, _ in play_positions(4, games=3, seed=5)])
+    g, s, f = row_feature_size(4), hand_slots(4), len(card_feature_names(4))
+    for _ in range(3):  # fresh allocations each time: np.empty would hand back other arrays' leftovers
+        np.full((len(obs), 4096), np.nan, np.float32)  # leave NaNs in freed memory
+        packed = card_inputs(obs, 4)
+        slot_cards, features = packed[:, g:g + s], packed[:, g + s:].reshape(len(obs), s, f)
+        assert np.isfinite(packed).all()
+        assert (slot_cards < 0).any() and (features[slot_cards < 0] == 0).all()
+        assert np.array_equal(packed, card_inputs(obs, 4))
+
+
 def test_features_ignore_autocast():
     """Comparisons of card strengths run in float32 even under bfloat16 autocast."""
     positions = play_positions(4, games=1, seed=5)

@@ -141,6 +141,25 @@ def test_stacked_card_actors_compute_each_actors_logits():
         StackedCardActors([actors[0], snapshots(1)[0].model.actor])
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_stacked_card_actors_ignore_whatever_lies_past_the_hand(dtype):
+    """Slots past the hand are scored and dropped: NaNs packed there (a caller's leftover memory) change nothing,
+    in bfloat16 too, where a NaN in one row of a matmul can reach other rows."""
+    from agents.ppo.card_net import StackedCardActors, card_feature_names, card_inputs, hand_slots, row_feature_size
+
+    obs, _ = positions()
+    actors = [a.model.actor for a in card_snapshots(2)]
+    packed = card_inputs(obs, 4)
+    g, s, f = row_feature_size(4), hand_slots(4), len(card_feature_names(4))
+    dirty = packed.copy()
+    dirty[:, g + s:].reshape(len(obs), s, f)[dirty[:, g:g + s] < 0] = np.nan
+    x = torch.from_numpy(obs)
+    stacked = StackedCardActors(actors, dtype)
+    clean_out = stacked(torch.stack([x, x]), torch.from_numpy(np.stack([packed, packed])))
+    dirty_out = stacked(torch.stack([x, x]), torch.from_numpy(np.stack([dirty, dirty])))
+    assert torch.isfinite(dirty_out).all() and torch.equal(clean_out, dirty_out)
+
+
 def test_bfloat16_card_snapshots_play_legal_moves_close_to_float32():
     obs, masks = positions()
     pool16, pool32 = OpponentPool(3, 2.0, torch.bfloat16), OpponentPool(3, 2.0)

@@ -71,6 +71,32 @@ def test_collectives_have_the_same_shape_when_a_worker_lacks_phases_or_decisions
     assert all(np.isfinite(v) for k, v in r0["out"].items() if k != "explained_variance")
 
 
+def _second_worker_fails(rank: int, init_file: str, run_dir: str) -> None:
+    """A 2-worker smoke run whose worker 1 raises in its first PPO iteration while worker 0 goes on."""
+    torch.set_num_threads(1)
+    if rank == 1:
+        def fail(self: train.Trainer) -> None:
+            raise RuntimeError("injected failure in worker 1")
+
+        train.Trainer.ppo_iteration = fail
+    cfg = train.load_config(SMOKE, ["num_workers=2", "warmstart.decisions=0"])
+    train.train(Workers(rank, 2, init_file), cfg, Path(run_dir), None, 3, True)
+
+
+def test_an_error_in_one_worker_ends_the_run_instead_of_hanging_it(tmp_path):
+    """The other worker waits in a collective the failed one never joins: the failed worker must leave without
+    the closing barrier, so the launcher sees its error, stops the other and reports it."""
+    context = torch.multiprocessing.spawn(_second_worker_fails, args=(str(tmp_path / "rdv"), str(tmp_path / "run")),
+                                          nprocs=2, join=False)
+    deadline = time.monotonic() + 120
+    with pytest.raises(torch.multiprocessing.ProcessRaisedException, match="injected failure in worker 1"):
+        while not context.join(timeout=1):
+            if time.monotonic() > deadline:
+                for process in context.processes:
+                    process.kill()
+                pytest.fail("the run hung after a worker's error")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_two_workers_train_through_batches_that_lack_a_phase(tmp_path, seed):

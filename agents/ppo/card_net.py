@@ -341,7 +341,9 @@ def card_inputs(obs: np.ndarray, players: int) -> np.ndarray:
     the update epochs do not recompute it."""
     obs = _checked(obs, players)
     g, s, f = row_feature_size(players), hand_slots(players), len(card_feature_names(players))
-    packed = np.empty((len(obs), card_input_size(players)), np.float32)
+    # Zeros, not np.empty: the kernel leaves the features past the hand unwritten, and a batched scorer that runs over
+    # every slot (StackedCardActors) must read finite numbers there (bfloat16 matmuls spread a NaN to other rows).
+    packed = np.zeros((len(obs), card_input_size(players)), np.float32)
     _run_kernel(obs, players, np.empty((1, f, NUM_CARDS), np.float32), packed[:, :g], packed[:, g:g + s],
                 packed[:, g + s:].reshape(len(obs), s, f))
     return packed
@@ -509,11 +511,14 @@ class StackedCardActors:
             h = self.activation(torch.baddbmm(bias, h, weight))
         logits = torch.baddbmm(self.head[1], h, self.head[0]).float()
         context = torch.baddbmm(self.context[1], h, self.context[0]).repeat_interleave(s, dim=1)
-        features = packed[..., g + s:].reshape(n, width * s, f).to(self.dtype)
+        slot_cards = packed[..., g:g + s]
+        held = (slot_cards >= 0).reshape(n, width * s, 1)
+        # Slots past the hand are scored too, then dropped: their features are zeroed so they stay finite whatever
+        # the caller packed there (a NaN in one row of a bfloat16 matmul can reach other rows).
+        features = packed[..., g + s:].reshape(n, width * s, f).masked_fill(~held, 0.0).to(self.dtype)
         u = self.activation(torch.baddbmm(self.card_in[1], features, self.card_in[0]) + context)
         u = self.activation(torch.baddbmm(self.card_hidden[1], u, self.card_hidden[0]))
         score = torch.baddbmm(self.card_out[1], u, self.card_out[0]).float().view(n, width, s)
-        slot_cards = packed[..., g:g + s]
         score = score.where(slot_cards >= 0, torch.zeros((), dtype=score.dtype))  # past the hand: no card
         card_logits = logits[..., :NUM_CARDS].scatter_add(2, slot_cards.long().clamp(min=0), score)
         return torch.cat([card_logits, logits[..., NUM_CARDS:]], -1)

@@ -124,10 +124,12 @@ class Workers:
         if self.world_size > 1:
             dist.barrier()
 
-    def close(self) -> None:
+    def close(self, clean: bool = True) -> None:
         """Leave the group once every worker is done: a barrier first, so no collective is still in
-        flight on a peer when the group is torn down (gloo aborts the process otherwise)."""
-        if self.world_size > 1 and dist.is_initialized():
+        flight on a peer when the group is torn down (gloo aborts the process otherwise). After an error
+        (``clean=False``) a peer may wait in a collective this worker never joins: no barrier, nothing
+        torn down, so the error ends the process and the launcher stops the others."""
+        if clean and self.world_size > 1 and dist.is_initialized():
             dist.barrier()
             dist.destroy_process_group()
 
