@@ -18,12 +18,15 @@ slowest player at the table).
 in the same session instead: its own ``train.py`` and default config, runs alternating
 ours/theirs (the order flips every repeat), and prints each side's median and the
 median of the per-repeat ratios ours/theirs (the project rule: ratios measured in the
-same run, never a figure from another day).
+same run, never a figure from another day). ``--versus KEY=VALUE`` does the same within this
+checkout: the config with the override against the config without it, e.g. the card-aware
+network against the plain one (ratio variant/base).
 
     python benchmarks/speed/train_throughput.py                 # 1 and 2 workers, default opponents and self-play only
     python benchmarks/speed/train_throughput.py --iterations 20 --workers 2
     python benchmarks/speed/train_throughput.py --workers 2 --set precision=float32   # a variant of the config
     python benchmarks/speed/train_throughput.py --workers 2 --against /tmp/prev --repeats 3
+    python benchmarks/speed/train_throughput.py --workers 2 --versus network.card_head=true --repeats 3
 
 Timing claims about training belong here, not in tests. Run it on an idle
 machine: other processes on the same cores lower every figure.
@@ -86,28 +89,44 @@ def train_rates(config: str, workers: int, iterations: int, extra: list[str], ro
     return rates[skip:]
 
 
+def alternate(sides: list[tuple[str, Path, str, list[str]]], workers: int, iterations: int, repeats: int) -> None:
+    """Run two settings (label, checkout, config, overrides) alternately, the order flipping every repeat;
+    print each one's median and the median of the per-repeat ratios first/second."""
+    medians: dict[str, list[float]] = {label: [] for label, *_ in sides}
+    for r in range(repeats):
+        for label, root, config, extra in (sides if r % 2 == 0 else sides[::-1]):
+            medians[label].append(statistics.median(train_rates(config, workers, iterations, extra, root)))
+            print(f"  repeat {r + 1} {label:10s}: median {medians[label][-1]:,.0f} decisions/s", flush=True)
+    (first, a), (second, b) = medians.items()
+    ratios = [x / y for x, y in zip(a, b)]
+    print()
+    print(f"{'side':10s} {'median dec/s':>13s} {'vs 20k':>7s}")
+    for label, values in medians.items():
+        print(f"{label:10s} {statistics.median(values):13,.0f} {statistics.median(values) / TARGET:7.2f}")
+    print(f"{first}/{second}: median of per-repeat ratios {statistics.median(ratios):.2f} "
+          f"(min {min(ratios):.2f}, max {max(ratios):.2f})")
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+
+
 def compare(args: argparse.Namespace) -> None:
     """Ours and the ``--against`` checkout alternately, same settings; medians and the median ratio."""
     theirs = Path(args.against).resolve()
     common = [arg for item in args.set for arg in ("--set", item)]
-    workers = args.workers[-1]
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start; "
-          f"ours = {ROOT}, theirs = {theirs}; {workers} worker(s), default opponents, {args.repeats} runs each")
-    medians: dict[str, list[float]] = {"ours": [], "theirs": []}
-    for r in range(args.repeats):
-        for side in (("ours", "theirs") if r % 2 == 0 else ("theirs", "ours")):
-            root = ROOT if side == "ours" else theirs
-            rates = train_rates(str(root / "configs" / "ppo_selfplay.yaml"), workers, args.iterations, common, root)
-            medians[side].append(statistics.median(rates))
-            print(f"  repeat {r + 1} {side:6s}: median {medians[side][-1]:,.0f} decisions/s", flush=True)
-    ratios = [o / t for o, t in zip(medians["ours"], medians["theirs"])]
-    print()
-    print(f"{'side':8s} {'median dec/s':>13s} {'vs 20k':>7s}")
-    for side, values in medians.items():
-        print(f"{side:8s} {statistics.median(values):13,.0f} {statistics.median(values) / TARGET:7.2f}")
-    print(f"ours/theirs: median of per-repeat ratios {statistics.median(ratios):.2f} "
-          f"(min {min(ratios):.2f}, max {max(ratios):.2f})")
-    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+          f"ours = {ROOT}, theirs = {theirs}; {args.workers[-1]} worker(s), default opponents, {args.repeats} runs each")
+    alternate([("ours", ROOT, str(ROOT / "configs" / "ppo_selfplay.yaml"), common),
+               ("theirs", theirs, str(theirs / "configs" / "ppo_selfplay.yaml"), common)],
+              args.workers[-1], args.iterations, args.repeats)
+
+
+def versus(args: argparse.Namespace) -> None:
+    """The config with the ``--versus`` overrides and without them, alternately, in this checkout."""
+    common = [arg for item in args.set for arg in ("--set", item)]
+    variant = [*common, *(arg for item in args.versus for arg in ("--set", item))]
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start; config {args.config}; "
+          f"variant: {' '.join(args.versus)}; {args.workers[-1]} worker(s), default opponents, {args.repeats} runs each")
+    alternate([("variant", ROOT, args.config, variant), ("base", ROOT, args.config, common)],
+              args.workers[-1], args.iterations, args.repeats)
 
 
 def main() -> None:
@@ -119,10 +138,17 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="config override applied to every setting, e.g. --set ppo.update_epochs=3")
     parser.add_argument("--against", metavar="DIR", help="compare with another checkout, run by run (see above)")
-    parser.add_argument("--repeats", type=int, default=3, help="runs per side with --against")
+    parser.add_argument("--versus", action="append", default=[], metavar="KEY=VALUE",
+                        help="compare the config with these overrides against the config without them, run by run "
+                             "(e.g. --versus network.card_head=true: the card-aware network against the plain one)")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per side with --against or --versus")
     args = parser.parse_args()
+    if args.against and args.versus:
+        parser.error("--against and --versus are two different comparisons: give one")
     if args.against:
         return compare(args)
+    if args.versus:
+        return versus(args)
 
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start; config {args.config}")
     common = [arg for item in args.set for arg in ("--set", item)]
