@@ -56,7 +56,16 @@ from agents.training.opponents import OpponentPool, Opponents, snapshot_agent
 from agents.training.rollout import SeatRollout, compute_gae, update_value_norm
 from agents.training.run_state import TrainingError, WorkerState
 from agents.training.stages import StageConfig, fixed_key_error, plan_stages, stage_config
-from agents.training.warmstart import BC_STATS, count_rounds, init_weights, phase_of, warm_start_update
+from agents.training.warmstart import (
+    BC_STATS,
+    LEARNER_TEACHER,
+    count_rounds,
+    init_weights,
+    make_teacher,
+    phase_of,
+    searched_weights,
+    warm_start_update,
+)
 from agents.training.workers import Workers, exit_worker, launched_by_torchrun, spawn
 from pcr_env.config import RulesConfig
 from pcr_env.engine import Phase
@@ -78,6 +87,9 @@ def _is_spec(spec: str) -> bool:
 
 AgentSpec = Annotated[str, allowed(_is_spec, "an agent spec")]
 """An agent spec accepted by :func:`agents.make_agent` (``heuristic``, ``ppo:PATH``, ``search:...``)."""
+TeacherSpec = Annotated[str, allowed(lambda spec: spec == LEARNER_TEACHER or _is_spec(spec),
+                                     f"an agent spec or '{LEARNER_TEACHER}'")]
+"""An agent spec, or ``search:learner``: search over the network being trained (:mod:`agents.training.warmstart`)."""
 section(RulesConfig)  # the stdlib dataclasses of the env and the network: unknown keys refused, docstrings kept
 section(NetworkConfig)
 
@@ -178,8 +190,9 @@ class WarmStartConfig(BaseModel):
 
     decisions: Int = Field(0, ge=0)
     """Behaviour-clone the teacher on this many of its own decisions before PPO (0: no warm start)."""
-    teacher: AgentSpec = "heuristic"
-    """Agent spec of the teacher; it plays every seat of the warm-start games."""
+    teacher: TeacherSpec = "heuristic"
+    """Agent spec of the teacher (it plays every seat of behaviour cloning's games), or ``search:learner``:
+    search over the network itself, frozen at the start of its stage (a recipe needs no earlier run's file)."""
     teacher_options: dict[str, Any] = Field(default_factory=dict)
     """Keyword arguments of the teacher's factory, e.g. ``{worlds: 16, phases: [play]}`` for a ``search:``
     teacher (its budget per label: ``benchmarks/speed/search_cost.py``); an unknown one is a ``TypeError``."""
@@ -530,9 +543,7 @@ class Trainer:
         self.pool = OpponentPool(cfg.selfplay.pool_size, cfg.selfplay.pfsp_power, self.compute.dtype)
         self.opp = make_opponents(cfg, workers.rank, envs.num_envs)
         # Every teacher is built now (a bad option fails at the start, not hours in); each has its own stream.
-        self.teachers = [make_agent(c.warmstart.teacher, seed=stream_seed(cfg.seed, 5, workers.rank, *([k] if k else [])),
-                                    rules=self.rules, **c.warmstart.teacher_options) if kind != "ppo" else None
-                         for k, (kind, c) in enumerate(self.stages)]
+        self.teachers = [self.stage_teacher(k) for k in range(len(self.stages))]
 
         # stage: the current stage, stage_done: its iterations done; iteration / bc_done: PPO / warm-start
         # iterations of all stages; decisions: all decisions played (the x axis).
@@ -580,6 +591,15 @@ class Trainer:
     def teacher(self) -> Any:
         return self.teachers[self.stage] if self.stage < len(self.stages) else None
 
+    def stage_teacher(self, k: int) -> Any:
+        """Stage ``k``'s teacher (None for PPO), with its own stream; ``search:learner`` searches the network as it is now."""
+        kind, c = self.stages[k]
+        if kind == "ppo":
+            return None
+        return make_teacher(c.warmstart.teacher, self.model, self.rules, stream_seed(self.cfg.seed, 5, self.workers.rank,
+                                                                                     *([k] if k else [])),
+                            greedy=self.cfg.eval.greedy, options=c.warmstart.teacher_options)
+
     def stage_optimizer(self) -> torch.optim.Optimizer:
         """A fresh Adam for the current stage (at its learning rate; PPO's follows its schedule)."""
         c = self.scfg
@@ -597,6 +617,8 @@ class Trainer:
         self.optimizer.load_state_dict(tr["optimizer"])
         self.best_score = tr["best_score"] if tr["best_score"] is not None else -math.inf
         self.pool.load_state_dict(tr["pool"], lambda: snapshot_agent(self.model, self.rules, 0))
+        if tr.get("searched_weights") is not None:  # a search:learner stage: the network it searches, frozen at its start
+            self.teacher.base.model.load_state_dict(tr["searched_weights"])
         run_state.restore_worker(tr["workers"][self.workers.rank], self.ws, self.storage, self.opp, self.pool, self.teacher)
         self.last_saved = self._position()
 
@@ -625,7 +647,7 @@ class Trainer:
             "iteration": self.iteration, "bc_iterations": self.bc_done, "decisions": self.decisions,
             "best_score": self.best_score if math.isfinite(self.best_score) else None,
             "optimizer": self.optimizer.state_dict(), "workers": snapshots, "log_bytes": self.log.size_after(line),
-            "pool": self.pool.state_dict(),
+            "pool": self.pool.state_dict(), "searched_weights": searched_weights(self.teacher),
         }
         ckpt = self.agent_checkpoint(training=training, meta={"iteration": self.iteration, "decisions": self.decisions,
                                                               "reason": reason})
@@ -790,6 +812,7 @@ class Trainer:
             if self.cfg.eval.every and self.cfg.eval.deals:  # a point of the curve where the recipe changes
                 self.evaluate(self.cfg.eval.deals, final=False)
             self.optimizer = self.stage_optimizer()
+            self.teachers[self.stage] = self.stage_teacher(self.stage)  # search:learner: over the network as it is now
 
     def finish(self) -> None:
         """The final evaluation; best.pt is the final network when no evaluation ran."""

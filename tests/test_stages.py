@@ -155,3 +155,52 @@ def test_a_latest_pt_from_before_stages_maps_onto_them():
     no_warm = {**old, "iteration": 2, "bc_iterations": 0, "decisions": 1024}
     assert with_stages(no_warm, 0, 512)["stage"] == 0  # PPO was the only part
     assert with_stages({**old, "stage": 2}, 6, 512) == {**old, "stage": 2}  # today's files pass through
+
+
+SELF_SEARCH = ("stages=[{kind: bc, decisions: 512}, "
+               "{kind: expert_iteration, decisions: 1024, warmstart: {teacher: 'search:learner', targets: values, "
+               "teacher_options: {worlds: 2, phases: [play]}, label_phases: [play], learning_rate: 3.0e-4, epochs: 1}}, "
+               "{kind: ppo, decisions: 512}]")
+"""bc 1 iteration, then expert iteration on the values of search over the network itself (2), then PPO (1)."""
+
+
+def self_search_args(run_dir: Path) -> list[str]:
+    sets = [SELF_SEARCH, *SETS[1:]]
+    return ["--config", SMOKE, "--run-dir", str(run_dir), "--quiet", *[a for s in sets for a in ("--set", s)]]
+
+
+def test_search_over_the_learner_searches_the_network_frozen_at_its_stage_start(tmp_path):
+    """``search:learner``: the teacher's base is the network as the bc stage left it, unchanged while the network
+    learns from it; a run stopped inside that stage resumes to the straight run (the searched weights are in latest.pt)."""
+    full, stopped = tmp_path / "full", tmp_path / "stopped"
+    train.main([*self_search_args(stopped), "--max-iterations", "1"])  # the end of bc: the teacher is not built yet
+    at_bc_end = torch.load(stopped / "checkpoints" / "latest.pt", weights_only=True)
+    assert at_bc_end["training"]["stage"] == 1
+    assert all(torch.equal(at_bc_end["training"]["searched_weights"][k], v) for k, v in at_bc_end["model"].items())
+    train.main(["--resume", str(stopped), "--quiet", "--max-iterations", "1"])  # inside the expert iteration
+    inside = torch.load(stopped / "checkpoints" / "latest.pt", weights_only=True)
+    assert inside["training"]["stage"] == 1 and inside["training"]["stage_iterations"] == 1
+    searched = inside["training"]["searched_weights"]
+    assert all(torch.equal(searched[k], v) for k, v in at_bc_end["model"].items())  # frozen at the stage's start
+    assert not all(torch.equal(searched[k], v) for k, v in inside["model"].items())  # while the network learned
+    train.main(["--resume", str(stopped), "--quiet"])
+    train.main(self_search_args(full))
+    for name in ("latest.pt", "best.pt"):
+        x, y = (torch.load(d / "checkpoints" / name, weights_only=True) for d in (full, stopped))
+        assert all(torch.equal(x["model"][k], y["model"][k]) for k in x["model"]), name
+    assert kept(full) == kept(stopped)
+    labels = [r for r in records(full) if r["type"] == "warmstart" and r["kind"] == "expert_iteration"]
+    assert len(labels) == 2 and all(r["targets"] == "values" and r["labels"] > 0 for r in labels)
+    final = torch.load(full / "checkpoints" / "latest.pt", weights_only=True)["training"]
+    assert final["stage"] == 3 and final["searched_weights"] is None  # PPO and after: no teacher kept
+
+
+def test_search_learner_is_a_teacher_spec_only():
+    from agents import make_agent
+
+    cfg = train.load_config(SMOKE, [SELF_SEARCH])
+    assert cfg.stage_configs()[1][1].warmstart.teacher == "search:learner"
+    with pytest.raises(ValueError, match="'learner' is not allowed: expected an agent spec or 'search:learner'"):
+        train.load_config(SMOKE, ["warmstart.teacher=learner"])
+    with pytest.raises(ValueError, match="unknown agent spec 'learner'"):  # elsewhere (an opponent) it is no agent
+        make_agent("search:learner")

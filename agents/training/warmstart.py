@@ -8,6 +8,10 @@ the Monte-Carlo returns of the same games). Who plays the games (``warmstart.pla
   positions the network reaches, with its chosen action (``targets: action``) or, for a ``search:``
   teacher, its per-action distribution (``targets: values``).
 
+The teacher ``search:learner`` (:data:`LEARNER_TEACHER`) is decision-time search over the network itself,
+frozen as it is when its stage starts: a staged recipe improves its own policy by search with no file of an
+earlier run (the chain of ``configs/distill_search.yaml`` in one config).
+
 Also here: :func:`init_weights`, a network's starting weights taken from a checkpoint
 (``warmstart.init_from``), where a plain network may seed a card-aware one of the same widths.
 """
@@ -20,6 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents import make_agent
 from agents.ppo import (
     ActorCritic,
     NetworkConfig,
@@ -32,10 +37,32 @@ from agents.ppo import (
     read_checkpoint,
 )
 from agents.training.compute import Compute, minibatches, network_actions, network_outputs, optimizer_step
+from agents.training.opponents import snapshot_agent
 from agents.training.rollout import SeatRollout, compute_gae, update_value_norm
 from agents.training.run_state import WorkerState
 from pcr_env.config import RulesConfig
 from pcr_env.engine import Phase
+
+LEARNER_TEACHER = "search:learner"
+"""The teacher spec of search over the network being trained (its weights at the start of the stage)."""
+
+
+def make_teacher(spec: str, model: ActorCritic, rules: RulesConfig, seed: int, *, greedy: bool,
+                 options: dict[str, Any]) -> Any:
+    """A warm-start teacher: ``search:learner`` over a frozen copy of ``model`` (acting ``greedy`` or
+    sampling, as the run's evaluations do), or the agent of any other spec."""
+    if spec != LEARNER_TEACHER:
+        return make_agent(spec, seed=seed, rules=rules, **options)
+    from agents.search.agent import SearchAgent  # imported lazily, like the registry does
+
+    base = snapshot_agent(model, rules, seed, greedy=greedy, source="learner")
+    return SearchAgent(base, rules, seed=seed, source=LEARNER_TEACHER, **options)
+
+
+def searched_weights(teacher: Any) -> dict[str, torch.Tensor] | None:
+    """The frozen network a ``search:learner`` teacher searches over (latest.pt keeps it), else None."""
+    return teacher.base.model.state_dict() if getattr(teacher, "source", "") == LEARNER_TEACHER else None
+
 
 BC_STATS = ("loss", "accuracy", "value_loss", "entropy")
 """Statistics of a warm-start update, in the order they are reduced over workers."""
@@ -183,4 +210,5 @@ def init_weights(model: ActorCritic, value_norm: ValueNorm, source: str, network
         value_norm.load_state_dict(init["value_norm"])
 
 
-__all__ = ["BC_STATS", "collect_labels", "count_rounds", "bc_update", "warm_start_update", "init_weights", "phase_of"]
+__all__ = ["BC_STATS", "LEARNER_TEACHER", "collect_labels", "make_teacher", "searched_weights", "count_rounds", "bc_update",
+           "warm_start_update", "init_weights", "phase_of"]
