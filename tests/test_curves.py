@@ -126,7 +126,7 @@ def test_a_soft_target_warm_start_is_labelled_as_such(tmp_path):
 
 
 def test_an_older_log_takes_its_warm_start_kind_from_the_run_config(tmp_path):
-    # Runs 3 and 4 of configs/distill_values.yaml were logged before warm-start records named their kind.
+    # Runs 3 and 4 of configs/experiments/distill_values.yaml were logged before warm-start records named their kind.
     run = write_log(tmp_path / "run", synthetic_log())
     assert curves.warmstart_labels(curves.load_log(run).warmstart)[0] == "behaviour cloning"
     (run / "config.yaml").write_text("seed: 1\nwarmstart:\n  targets: values\n")

@@ -133,12 +133,19 @@ def test_the_main_job_is_the_card_aware_network_from_nothing_in_stages():
     assert "--seed 0" in makefile and job.eval.seed != 0 and job.eval.best_opponent == "heuristic"
 
 
-def test_no_config_starts_from_a_results_file():
-    """A config that starts from a file names one shipped in agents/pretrained/, never an experiment's output."""
+def test_no_config_starts_from_a_file_only_experiment_recipes_do():
+    """The recipes under configs/ start from nothing; those that start from an earlier run's file live in
+    configs/experiments/ and name a file kept in agents/pretrained/, never a run directory's output."""
     for path in sorted((ROOT / "configs").glob("*.yaml")):
         for _, c in train.load_config(str(path), []).stage_configs():
+            assert not c.warmstart.init_from and "ppo:" not in c.warmstart.teacher, path.name
+    experiments = sorted((ROOT / "configs" / "experiments").glob("*.yaml"))
+    assert experiments
+    for path in experiments:
+        assert path.read_text().startswith("# An experiment recipe"), path.name
+        for _, c in train.load_config(str(path), []).stage_configs():
             files = [c.warmstart.init_from, c.warmstart.teacher.rpartition("ppo:")[2] if "ppo:" in c.warmstart.teacher else ""]
-            assert all(not f or f == "pretrained" or f.startswith("agents/pretrained/") for f in files), (path.name, files)
+            assert all(not f or f.startswith("agents/pretrained/") and (ROOT / f).is_file() for f in files), (path.name, files)
 
 
 def test_key_listing_covers_every_leaf_with_its_docstring():

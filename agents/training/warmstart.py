@@ -10,7 +10,7 @@ the Monte-Carlo returns of the same games). Who plays the games (``warmstart.pla
 
 The teacher ``search:learner`` (:data:`LEARNER_TEACHER`) is decision-time search over the network itself,
 frozen as it is when its stage starts: a staged recipe improves its own policy by search with no file of an
-earlier run (the chain of ``configs/distill_search.yaml`` in one config).
+earlier run (the chain of ``configs/experiments/distill_search.yaml`` in one config).
 
 Also here: :func:`init_weights`, a network's starting weights taken from a checkpoint
 (``warmstart.init_from``), where a plain network may seed a card-aware one of the same widths.

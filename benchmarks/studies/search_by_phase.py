@@ -3,7 +3,7 @@
 ``search:<base>`` restricted to a set of phases (``SearchAgent(phases=...)``; the base policy
 decides the others) plays duplicate deals against the base alone. The difference is what
 searching those decisions is worth, so it says which decisions a distilled network should
-learn from the search (``warmstart.label_phases`` of ``configs/distill_search.yaml``).
+learn from the search (``warmstart.label_phases`` of ``configs/experiments/distill_search.yaml``).
 
     python benchmarks/studies/search_by_phase.py                                   # bid+trump, then play; 16 worlds
     python benchmarks/studies/search_by_phase.py --groups pass bid,trump play --worlds 16 --deals 300 --seed 300
