@@ -31,15 +31,16 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from search_cost import positions  # noqa: E402  (real decisions of seeded heuristic rounds)
 
 import train  # noqa: E402
 from agents import make_agent  # noqa: E402
-from pcr_env import pass_cut_run_v0  # noqa: E402
 
 TRAINING_PARTS = (
     # (label, the functions whose cumulative time inside the profiled run it is: (file suffix, function name))
@@ -154,26 +155,6 @@ def profile_training(config: str, sets: list[str], iterations: int) -> None:
             print(f"{name:34s} {seconds:12.3f} {seconds * iterations / hooked_total:6.1%}")
 
 
-def positions(count: int, seed: int = 0) -> list[dict[str, np.ndarray]]:
-    """Observations of real decisions (heuristic play), about ``count`` of them."""
-    env = pass_cut_run_v0.env(episode="round")
-    heuristic = make_agent("heuristic", seed=seed)
-    out: list[dict[str, np.ndarray]] = []
-    deal = seed
-    while len(out) < count:
-        env.reset(seed=deal)
-        deal += 1
-        for _ in env.agent_iter():
-            obs, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            if obs["action_mask"].sum() > 1:
-                out.append({k: v.copy() for k, v in obs.items()})
-            env.step(heuristic.act(obs))
-    return out[:count]
-
-
 def top_functions(profiler: cProfile.Profile, calls: int, limit: int = 12) -> None:
     stats = pstats.Stats(profiler)
     rows = sorted(stats.stats.items(), key=lambda item: -item[1][2])[:limit]  # by own (total) time
@@ -184,7 +165,7 @@ def top_functions(profiler: cProfile.Profile, calls: int, limit: int = 12) -> No
 
 def profile_agent(spec: str, count: int, label: str) -> None:
     agent = make_agent(spec, seed=0)
-    obs = positions(count)
+    obs = positions(count // 40 + 1, 0)[:count]  # a round holds about 50 real decisions
     for o in obs[:10]:  # warm-up
         agent.act(o)
     profiler = cProfile.Profile()
