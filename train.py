@@ -45,13 +45,14 @@ from pydantic import BaseModel, Field, model_validator
 from typing_extensions import Self
 
 from agents import make_agent, parse_spec
-from agents.ppo import ActorCritic, NetworkConfig, ValueNorm, atomic_save, log_probs, make_checkpoint, masked_entropy
-from agents.ppo import checkpoint as checkpoint_io
+from agents.ppo import files, make_checkpoint
+from agents.ppo.network import ActorCritic, NetworkConfig, ValueNorm, log_probs, masked_entropy
+from agents.run_dir import RunDir
 from agents.training import config_io, run_state
 from agents.training.compute import Compute, minibatches, network_actions, network_outputs, optimizer_step, resolve_compute
 from agents.training.config_io import SECTION, Bool, Float, Int, allowed, not_allowed, section
 from agents.training.evaluation import EVAL_TAGS, evaluate_checkpoint
-from agents.training.log import RunLog, where_results_are
+from agents.training.log import RunLog
 from agents.training.opponents import OpponentPool, Opponents, snapshot_agent
 from agents.training.rollout import SeatRollout, compute_gae, update_value_norm
 from agents.training.run_state import TrainingError, WorkerState
@@ -522,6 +523,7 @@ class Trainer:
     def __init__(self, workers: Workers, cfg: Config, run_dir: Path, resume: dict[str, Any] | None, quiet: bool):
         torch.set_num_threads(1)
         self.cfg, self.run_dir, self.workers, self.main = cfg, run_dir, workers, workers.is_main
+        self.paths = RunDir(run_dir)
         self.compute = resolve_compute(cfg.device, cfg.precision)
         self.rules, p = cfg.rules, cfg.ppo
         self.decisions_per_iteration = p.num_envs * p.num_steps
@@ -555,7 +557,7 @@ class Trainer:
         if self.main and cfg.eval.deals and cfg.eval.opponents:
             from agents import evaluation  # noqa: F401  (fail now, not at the first evaluation)
         if self.main:
-            run_state.remove_leftovers(run_dir / "checkpoints")
+            run_state.remove_leftovers(self.paths.checkpoints)
         self.log = self._open_log(resume["training"] if resume is not None else None, quiet)
         self.interrupt = run_state.GracefulInterrupt(announce=self.main)
         self.interrupt.install()
@@ -651,17 +653,17 @@ class Trainer:
         }
         ckpt = self.agent_checkpoint(training=training, meta={"iteration": self.iteration, "decisions": self.decisions,
                                                               "reason": reason})
-        if not checkpoint_io.all_finite(ckpt["model"]):  # never replace a good checkpoint by a broken one
+        if not files.all_finite(ckpt["model"]):  # never replace a good checkpoint by a broken one
             raise TrainingError(f"the weights hold NaN or infinite values at iteration {self.iteration}: "
                                 f"checkpoints/latest.pt was not overwritten (it holds {self.last_saved})")
-        atomic_save(ckpt, self.run_dir / "checkpoints" / "latest.pt", keep_previous=True)
+        files.save(ckpt, self.paths.latest, keep_previous=True)
         self.log.write_line(line)
         self.last_saved = self._position()
 
     def check_finite(self, stage: str, values: dict[str, float], keys: tuple[str, ...]) -> None:
         """Stop (every worker, in step) before a non-finite loss or weight reaches any file."""
         bad = [k for k in keys if not math.isfinite(values.get(k, 0.0))]
-        weights_ok = checkpoint_io.all_finite(self.model.state_dict())
+        weights_ok = files.all_finite(self.model.state_dict())
         if not self.workers.any(bool(bad) or not weights_ok):
             return
         what = ", ".join(f"{k} = {values[k]}" for k in bad) if bad else "the weights"
@@ -693,7 +695,7 @@ class Trainer:
             if score > self.best_score:
                 self.best_score = score
                 ckpt["meta"]["eval"] = results
-                atomic_save(ckpt, self.run_dir / "checkpoints" / "best.pt")
+                files.save(ckpt, self.paths.best)
                 self.log.record({"type": "checkpoint", "file": "best.pt", "iteration": self.iteration, "score": score})
             self.last_eval = "eval " + " ".join(f"{k} {v['mean']:+.2f}" for k, v in results.items())
         self.workers.barrier()
@@ -800,7 +802,7 @@ class Trainer:
             self.log.message(f"stopped in {self._position()}; continue with: python train.py --resume {self.run_dir}")
         else:
             self.finish()
-        self.log.message(where_results_are(self.run_dir))
+        self.log.message(self.paths.summary())
 
     def next_stage(self) -> None:
         """After a stage's last iteration: drop its open decisions (the next stage's own games start from
@@ -818,9 +820,9 @@ class Trainer:
         """The final evaluation; best.pt is the final network when no evaluation ran."""
         cfg = self.cfg
         self.evaluate(cfg.eval.final_deals if cfg.eval.deals else 0, final=True)
-        best = self.run_dir / "checkpoints" / "best.pt"
+        best = self.paths.best
         if self.main and not best.exists():
-            atomic_save(self.agent_checkpoint(act={"greedy": cfg.eval.greedy},
+            files.save(self.agent_checkpoint(act={"greedy": cfg.eval.greedy},
                                               meta={"iteration": self.iteration, "decisions": self.decisions}), best)
         in_step = self.workers.same_weights(self.model.parameters())
         self.log.record({"type": "done", "iteration": self.iteration, "decisions": self.decisions,

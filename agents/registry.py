@@ -7,7 +7,8 @@ spec               agent
 ``greedy``         wins each trick as cheaply as it can, naive bids (:class:`agents.scripted.greedy.GreedyAgent`)
 ``heuristic``      rule-based player (:class:`agents.scripted.heuristic.HeuristicAgent`)
 ``ppo:PATH``       a trained PPO policy loaded from a checkpoint (:func:`agents.ppo.load_ppo_agent`,
-                   imported on demand: it needs torch); ``ppo:pretrained`` is the shipped one
+                   imported on demand: it needs torch); ``ppo:pretrained`` is the shipped one,
+                   ``ppo:RUN_DIR`` the ``best.pt`` of a run directory
 ``search:SPEC``    decision-time search with the base policy ``SPEC`` (:mod:`agents.search`, 64 worlds),
                    e.g. ``search:ppo:pretrained``, ``search:heuristic``
 ``mix:SPEC``       ``SPEC`` except card play, made by the heuristic (:mod:`agents.search.phase_mix`; factory
@@ -129,9 +130,14 @@ def make_agent(spec: str, seed: int | None = None, *, rules: RulesConfig | None 
     it; other keyword arguments go to the factory as given (the PPO loader also
     accepts ``device=...``).
     """
-    entry, arg = parse_spec(spec)
+    return _build(*parse_spec(spec), seed, rules, kwargs)
+
+
+def _build(entry: AgentKind, arg: str | None, seed: int | None, rules: RulesConfig | None,
+           kwargs: dict[str, Any]) -> Agent:
+    """Call the factory of a parsed spec (``rules`` only if it declares them)."""
     if rules is not None and _declares(entry.factory, "rules"):
-        kwargs["rules"] = rules
+        kwargs = {**kwargs, "rules": rules}
     if entry.takes_arg:
         return entry.factory(arg, seed=seed, **kwargs)
     return entry.factory(seed=seed, **kwargs)
@@ -155,14 +161,13 @@ def make_agents(specs: str | Agent | Sequence[str | Agent] | Mapping[int, str | 
     """
     entries = per_seat(specs, seats, name=name, valid=lambda e: isinstance(e, str) or is_seat_agent(e),
                        allowed=_SPEC_OR_AGENT)
-    for entry in entries.values():
-        if isinstance(entry, str):
-            parse_spec(entry)  # fail before building anything, naming the bad spec
+    # Every spec is parsed before anything is built, so a bad one fails first, named.
+    parsed = {s: parse_spec(entry) for s, entry in entries.items() if isinstance(entry, str)}
     agents: dict[int, Agent] = {}
     for s, entry in entries.items():
         agent_seed = None if seed is None else derive_seed(seed, s)
-        if isinstance(entry, str):
-            agents[s] = make_agent(entry, seed=agent_seed, rules=rules)
+        if s in parsed:
+            agents[s] = _build(*parsed[s], agent_seed, rules, {})
         else:
             if agent_seed is not None:
                 entry.reset(agent_seed)
@@ -255,7 +260,7 @@ register_agent("random", RandomAgent, description="uniform over the legal action
 register_agent("greedy", GreedyAgent, description="wins each trick as cheaply as it can; naive bidding")
 register_agent("heuristic", HeuristicAgent, description="rule-based player (pass, bid, trump, play)")
 register_agent("ppo", _ppo_factory, takes_arg=True, arg_name="PATH",
-               description="PPO policy from a checkpoint file; ppo:pretrained is the shipped one")
+               description="PPO policy from a checkpoint file (a run directory: its best.pt); ppo:pretrained is the shipped one")
 register_agent("search", _search_factory, takes_arg=True, arg_name="SPEC",
                description="decision-time search: base policy SPEC rolled out over sampled worlds (search:ppo:pretrained)")
 register_agent("mix", _mix_factory, takes_arg=True, arg_name="SPEC",

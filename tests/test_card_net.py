@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from agents.ppo import ActorCritic, NetworkConfig, PPOAgent, build_model, make_checkpoint, read_checkpoint
+from agents.ppo import ActorCritic, NetworkConfig, PPOAgent, make_checkpoint, read_checkpoint
 from agents.ppo.card_net import CardActor, CardFeatures, card_feature_names, row_feature_names, row_feature_size
+from agents.ppo.checkpoint import build_model
 from agents.scripted.heuristic import PARAMS_4, PARAMS_6, HeuristicAgent, _Play
 from pcr_env.cards import beats
 from pcr_env.config import RulesConfig

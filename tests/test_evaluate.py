@@ -367,8 +367,7 @@ def test_a_live_ppo_agent_evaluates_like_its_checkpoint():
     if not Path(ppo.PRETRAINED_PATH).exists():
         pytest.skip("no shipped checkpoint in this checkout")
     ckpt = ppo.read_checkpoint("pretrained")
-    live = ppo.PPOAgent(ppo.build_model(ckpt), RulesConfig.from_kwargs(ckpt["rules"]),
-                        greedy=bool(ckpt.get("act", {}).get("greedy", True)), source="live")
+    live = ppo.PPOAgent.from_checkpoint(ckpt, source="live")
     cached = dict(duplicate._AGENT_CACHE)
     by_object = ev.evaluate([live, "heuristic"], deals=4, seed=0, progress=False, rules=ckpt["rules"])
     assert duplicate._AGENT_CACHE.keys() - cached.keys() <= {("heuristic", 1, RulesConfig.from_kwargs(ckpt["rules"]))}

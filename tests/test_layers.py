@@ -206,7 +206,7 @@ def test_agents_never_import_the_scripts_and_only_the_policy_and_training_packag
 def test_lower_layers_never_import_the_packages_above_them():
     """agents.scripted/search/evaluation know nothing of training; agents.ppo knows nothing of training either."""
     graph = _graph()
-    below_training = ("agents.base", "agents.registry", "agents.play", "agents.scripted", "agents.search",
+    below_training = ("agents.base", "agents.run_dir", "agents.registry", "agents.play", "agents.scripted", "agents.search",
                       "agents.ppo", "agents.evaluation")
     upward = {n: sorted(m for m in e if m.startswith("agents.training")) for n, e in graph.items()
               if any(n == p or n.startswith(p + ".") for p in below_training)}

@@ -10,20 +10,19 @@ import torch
 
 from agents import make_agent
 from agents.ppo import (
-    MASKED_LOGIT,
     PRETRAINED_PATH,
     ActorCritic,
     NetworkConfig,
     PPOAgent,
     ValueNorm,
-    atomic_save,
     load_ppo_agent,
-    log_probs,
     make_checkpoint,
-    masked_entropy,
     read_checkpoint,
-    sample_actions,
 )
+from agents.ppo.checkpoint import acts_greedy
+from agents.ppo.files import save
+from agents.ppo.network import MASKED_LOGIT, log_probs, masked_entropy, sample_actions
+from agents.run_dir import RunDir
 from pcr_env.actions import NUM_ACTIONS
 from pcr_env.config import RulesConfig
 from pcr_env.observation import observation_size, state_size
@@ -128,7 +127,7 @@ def test_sampling_agent_is_reproducible_from_its_seed():
 def save_small(tmp_path, rules: RulesConfig = RulesConfig(), name: str = "ckpt.pt", **extra) -> tuple[ActorCritic, str]:
     model = small_model(rules.players)
     path = tmp_path / name
-    atomic_save(make_checkpoint(model, {"note": "test"}, rules, **extra), path)
+    save(make_checkpoint(model, {"note": "test"}, rules, **extra), path)
     return model, str(path)
 
 
@@ -166,7 +165,7 @@ def test_incompatible_observation_layout_is_refused(tmp_path):
     _, path = save_small(tmp_path)
     ckpt = torch.load(path, weights_only=True)
     ckpt["signature"]["observation"][1][1] = 51  # as if the "hand" slice had another size
-    atomic_save(ckpt, path)
+    save(ckpt, path)
     with pytest.raises(ValueError, match=r"incompatible observation layout \(differs in \['hand'\]\)"):
         load_ppo_agent(path)
 
@@ -187,6 +186,48 @@ def test_checkpoint_greedy_setting_is_the_default(tmp_path):
     _, path = save_small(tmp_path, act={"greedy": False})
     assert load_ppo_agent(path).greedy is False
     assert load_ppo_agent(path, greedy=True).greedy is True
+
+
+def test_a_file_acts_as_it_says_else_as_its_runs_evaluations_did_else_greedy(tmp_path):
+    model = small_model()
+    sampled_evals = make_checkpoint(model, {"eval": {"greedy": False}}, RulesConfig())
+    assert acts_greedy(make_checkpoint(model, {}, RulesConfig())) is True
+    assert acts_greedy(sampled_evals) is False  # a latest.pt: no act, its config's eval.greedy
+    assert acts_greedy({**sampled_evals, "act": {"greedy": True}}) is True  # an agent file says how it acts
+    assert PPOAgent.from_checkpoint(sampled_evals).greedy is False
+
+
+def test_every_road_from_a_checkpoint_to_an_agent_is_from_checkpoint(tmp_path, monkeypatch):
+    """ppo:PATH, the in-training evaluation's agent, warmstart.init_from and the pool's snapshots build alike."""
+    from agents.training.evaluation import evaluate_checkpoint
+    from agents.training.opponents import snapshot_agent
+    from agents.training.warmstart import init_weights
+
+    model, path = save_small(tmp_path)
+    calls = []
+    real = PPOAgent.from_checkpoint.__func__
+    monkeypatch.setattr(PPOAgent, "from_checkpoint",
+                        classmethod(lambda cls, ckpt, **kw: calls.append(kw["source"]) or real(cls, ckpt, **kw)))
+    make_agent(f"ppo:{path}")
+    evaluate_checkpoint(read_checkpoint(path), ["random"], deals=1, seed=0)
+    init_weights(small_model(), ValueNorm(), path, SMALL, RulesConfig(), {})
+    frozen = snapshot_agent(model, RulesConfig(), seed=0)
+    assert calls == [f"PPO checkpoint {path!r}", "the network being trained", f"warmstart.init_from {path!r}", "snapshot"]
+    assert not any(p.requires_grad for p in frozen.model.parameters())  # an agent never trains its copy
+    assert all(torch.equal(a, b) for a, b in zip(frozen.model.state_dict().values(), model.state_dict().values()))
+
+
+def test_a_run_directory_as_a_spec_is_its_best_pt(tmp_path):
+    run = RunDir(tmp_path / "run")
+    run.path.mkdir()
+    with pytest.raises(ValueError, match=r"is a directory without checkpoints/best.pt"):
+        make_agent(f"ppo:{run.path}")
+    run.checkpoints.mkdir(parents=True)
+    model, _ = save_small(run.checkpoints, name="best.pt")
+    venv = VectorEnv(8, seed=3)
+    obs, masks, _ = venv.reset()
+    agent = make_agent(f"ppo:{run.path}")
+    assert agent.act_batch(obs, masks).tolist() == PPOAgent(model, RulesConfig()).act_batch(obs, masks).tolist()
 
 
 def test_pretrained_agent_ships_and_plays_legal_moves():

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from agents.ppo import checkpoint as checkpoint_io
+from agents.ppo import files as checkpoint_io
 from agents.training.warmstart import bc_update
 from agents.training.workers import Workers
 
@@ -349,7 +349,8 @@ def test_ctrl_c_with_two_workers_prints_once_on_its_own_line_and_resumes(tmp_pat
 
 
 def test_the_shipped_checkpoint_carries_a_valid_checksum():
-    from agents.ppo import PRETRAINED_PATH, validate_checkpoint
+    from agents.ppo import PRETRAINED_PATH
+    from agents.ppo.checkpoint import validate_checkpoint
 
     ckpt = checkpoint_io.load(PRETRAINED_PATH, validate=validate_checkpoint)  # require_checksum defaults to True
     assert len(ckpt["checksum"]) == 64

@@ -24,28 +24,10 @@ import numpy as np
 import torch
 
 from agents.base import BaseAgent
-from agents.ppo.checkpoint import atomic_save, build_model, check_rules_compatible, read_checkpoint
+from agents.ppo.checkpoint import acts_greedy, build_model, check_rules_compatible, read_checkpoint
 from agents.ppo.network import ActorCritic, log_probs, sample_actions
 from pcr_env.actions import NUM_ACTIONS
 from pcr_env.config import RulesConfig
-
-
-def export_agent(source: str | Path, path: str | Path, **meta: Any) -> dict[str, Any]:
-    """Write the agent part of a checkpoint (e.g. a run's ``latest.pt``, 47 MB with its optimiser and random
-    streams) to ``path``: weights, value normaliser, rules and config, about 3 MB, as ``best.pt`` is.
-
-    It acts as the run's evaluations did (``eval.greedy`` of its config, greedy if absent); ``meta`` adds to the
-    source's iteration and decision counts. How the shipped file was made::
-
-        export_agent("runs/distill2/checkpoints/latest.pt", "agents/pretrained/ppo_pretrained.pt")
-    """
-    ckpt = read_checkpoint(source)
-    agent = {k: v for k, v in ckpt.items() if k not in ("training", "checksum")}
-    agent.setdefault("act", {"greedy": bool(ckpt.get("config", {}).get("eval", {}).get("greedy", True))})
-    counts = {k: ckpt.get("meta", {})[k] for k in ("iteration", "decisions") if k in ckpt.get("meta", {})}
-    agent["meta"] = {**counts, **meta}
-    atomic_save(agent, path)
-    return agent
 
 
 # --------------------------------------------------------------------------- the agent
@@ -66,6 +48,20 @@ class PPOAgent(BaseAgent):
         self.obs_dim = model.obs_dim
         self.generator = torch.Generator(device=self.device)
         self.reset(seed)
+
+    @classmethod
+    def from_checkpoint(cls, ckpt: dict[str, Any], *, rules: RulesConfig | dict[str, Any] | None = None,
+                        greedy: bool | None = None, seed: int | None = None, device: str = "cpu",
+                        source: str = "ppo") -> PPOAgent:
+        """The agent of a checkpoint dict: refused if ``rules`` (the table's) are another variant than it was
+        trained for; frozen weights; acting as the file says (:func:`~agents.ppo.checkpoint.acts_greedy`)
+        unless ``greedy`` is given (``False`` samples with a generator seeded by ``seed``)."""
+        if rules is not None:
+            check_rules_compatible(ckpt["rules"], rules, source)
+        model = build_model(ckpt)
+        model.requires_grad_(False)
+        return cls(model, RulesConfig.from_kwargs(ckpt["rules"]), greedy=acts_greedy(ckpt) if greedy is None else greedy,
+                   seed=seed, device=device, source=source)
 
     def reset(self, seed: int | None = None) -> None:
         """Re-seed ``self.rng`` and, from it, the torch generator that samples actions."""
@@ -118,21 +114,12 @@ class PPOAgent(BaseAgent):
         return f"PPOAgent({self.source!r}, greedy={self.greedy}, seed={self.seed!r})"
 
 
-def load_ppo_agent(path: str, seed: int | None = None, device: str = "cpu", *, greedy: bool | None = None,
+def load_ppo_agent(path: str | Path, seed: int | None = None, device: str = "cpu", *, greedy: bool | None = None,
                    rules: RulesConfig | dict[str, Any] | None = None) -> PPOAgent:
-    """Agent from a checkpoint written by ``train.py`` (``"pretrained"``: the shipped one).
+    """Agent from a checkpoint file written by ``train.py``, ``"pretrained"`` (the shipped one) or a run
+    directory (its ``best.pt``); the options as :meth:`PPOAgent.from_checkpoint`."""
+    return PPOAgent.from_checkpoint(read_checkpoint(path), rules=rules, greedy=greedy, seed=seed, device=device,
+                                    source=f"PPO checkpoint {str(path)!r}")
 
-    ``rules``, when given, are the rules of the table: a checkpoint trained for
-    another variant is refused. ``greedy=False`` samples from the policy with a
-    generator seeded by ``seed``; ``None`` uses the checkpoint's setting (``eval.greedy``
-    of its training config; greedy if absent).
-    """
-    ckpt = read_checkpoint(path)
-    source = f"PPO checkpoint {str(path)!r}"
-    if rules is not None:
-        check_rules_compatible(ckpt["rules"], rules, source)
-    model = build_model(ckpt)
-    if greedy is None:
-        greedy = bool(ckpt.get("act", {}).get("greedy", True))
-    return PPOAgent(model, RulesConfig.from_kwargs(ckpt["rules"]), greedy=greedy, seed=seed, device=device,
-                    source=source)
+
+__all__ = ["PPOAgent", "load_ppo_agent"]

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.ppo import ActorCritic, ValueNorm, log_probs, sample_actions
+from agents.ppo.network import ActorCritic, ValueNorm, log_probs, sample_actions
 from agents.ppo.sparse_linear import sparse_pays, sparse_rows
 
 

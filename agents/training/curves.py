@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-LOG_FILE = "log.jsonl"
-CONFIG_FILE = "config.yaml"  # the resolved config train.py writes beside its log
+from agents.run_dir import RunDir
+
 DEFAULT_PNG = "curves.png"
 EXTRA_HINT = "pip install -e '.[notebook]'"
 
@@ -110,10 +110,10 @@ def parse_log(lines: Iterable[str], source: str = "log") -> RunLog:
 def load_log(path: str | Path) -> RunLog:
     """The :class:`RunLog` of a run directory (its ``log.jsonl``) or of a log file."""
     path = Path(path)
-    file = path / LOG_FILE if path.is_dir() else path
+    file = RunDir(path).log if path.is_dir() else path
     if not file.is_file():
-        where = f"{path} has no {LOG_FILE}" if path.is_dir() else f"{file} not found"
-        raise CurveError(f"{where}: give a run directory written by train.py (or its {LOG_FILE})")
+        where = f"{path} has no log.jsonl" if path.is_dir() else f"{file} not found"
+        raise CurveError(f"{where}: give a run directory written by train.py (or its log.jsonl)")
     try:
         with file.open(encoding="utf-8", newline="") as fh:
             lines = fh.readlines()
@@ -122,7 +122,7 @@ def load_log(path: str | Path) -> RunLog:
     log = parse_log(lines, source=str(file))
     if not log.iterations and not log.warmstart:
         raise CurveError(f"{file}: no iteration or warm-start records to plot (is it a train.py log?)")
-    targets = _config_targets(file.parent / CONFIG_FILE)
+    targets = _config_targets(RunDir(file.parent).config)
     if targets:  # warm-start records written before they carried their kind take it from the run's config
         for rec in log.warmstart:
             rec.setdefault("targets", targets)

@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agents.ppo import PPOAgent, build_model
-from pcr_env.config import RulesConfig
+from agents.ppo import PPOAgent
 
 EVAL_TAGS = (("score_diff", "mean"), ("ci_low", "ci_low"), ("ci_high", "ci_high"), ("win_rate", "win_rate"),
              ("bid_rate", "bid_rate"), ("make_rate", "make_rate"))
@@ -23,9 +22,8 @@ def evaluate_checkpoint(ckpt: dict[str, Any], opponents: Sequence[str], deals: i
     mean of the two duplicate tables), its 95% interval, the share of deals won, bid and make rates."""
     from agents import evaluation
 
-    rules = RulesConfig.from_kwargs(ckpt["rules"])
-    agent = PPOAgent(build_model(ckpt), rules, greedy=bool(ckpt.get("act", {}).get("greedy", True)),
-                     source="the network being trained")
+    agent = PPOAgent.from_checkpoint(ckpt, source="the network being trained")
+    rules = agent.rules
     result = evaluation.evaluate([agent, *opponents], deals=deals, seed=seed, episode="round", workers=1,
                                  progress=False, rules=rules, pairs=[(0, j + 1) for j in range(len(opponents))])
     return {spec: {"mean": pair.mean_diff, "ci_low": pair.ci95[0], "ci_high": pair.ci95[1],

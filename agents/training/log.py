@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.evaluation.report import finite_json
+from agents.run_dir import RunDir
 
 
 def rewind(path: Path, size: int) -> None:
@@ -58,9 +59,10 @@ class RunLog:
             return
         from torch.utils.tensorboard import SummaryWriter
 
+        run = RunDir(run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "config.yaml").write_text(config_yaml)
-        path = run_dir / "log.jsonl"
+        run.config.write_text(config_yaml)
+        path = run.log
         if resume_log_bytes is not None and path.is_file():
             rewind(path, resume_log_bytes)
         self._file = path.open("ab")
@@ -136,12 +138,4 @@ class RunLog:
             self._file = None
 
 
-def where_results_are(run_dir: Path) -> str:
-    """Where a run's checkpoints and logs are, and how to continue it (printed at its end)."""
-    return (f"run directory: {run_dir}\n"
-            f"  checkpoints: {run_dir / 'checkpoints'} (best.pt: best evaluation, latest.pt: resume with "
-            f"python train.py --resume {run_dir})\n"
-            f"  logs: {run_dir / 'log.jsonl'}; TensorBoard: tensorboard --logdir {run_dir}")
-
-
-__all__ = ["RunLog", "finite_json", "where_results_are"]
+__all__ = ["RunLog", "finite_json"]

@@ -29,7 +29,6 @@ third once the pool was full. Each snapshot still samples with its own random st
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -39,6 +38,7 @@ from torch import nn
 
 from agents.ppo.agent import PPOAgent
 from agents.ppo.card_net import StackedCardActors, card_inputs
+from agents.ppo.checkpoint import make_checkpoint
 from agents.ppo.network import MASKED_LOGIT, ActorCritic, log_probs, sample_actions
 from pcr_env.config import RulesConfig
 
@@ -320,10 +320,7 @@ class Opponents:
 def snapshot_agent(model: ActorCritic, rules: RulesConfig, seed: int, *, greedy: bool = False,
                    source: str = "snapshot") -> PPOAgent:
     """A frozen copy of the current policy, on the CPU (sampling, like the learner, unless ``greedy``)."""
-    frozen = copy.deepcopy(model).cpu()
-    for prm in frozen.parameters():
-        prm.requires_grad_(False)
-    return PPOAgent(frozen, rules, greedy=greedy, seed=seed, source=source)
+    return PPOAgent.from_checkpoint(make_checkpoint(model, {}, rules), greedy=greedy, seed=seed, source=source)
 
 
 __all__ = ["OpponentPool", "Opponents", "SELF", "SNAPSHOT", "round_outcome", "snapshot_agent"]

@@ -18,8 +18,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.ppo import checkpoint as checkpoint_io
-from agents.ppo.checkpoint import to_arrays, to_tensors, validate_checkpoint
+from agents.ppo import files
+from agents.ppo.checkpoint import validate_checkpoint
+from agents.ppo.files import to_arrays, to_tensors
+from agents.run_dir import RunDir
 from agents.training.opponents import OpponentPool, Opponents
 from agents.training.rollout import SeatRollout
 from pcr_env.vector import VectorEnv
@@ -161,8 +163,8 @@ def check_resume_changes(saved: dict[str, Any], config: dict[str, Any]) -> None:
 
 def resume_advice(latest: Path) -> str:
     """What to do when ``latest`` cannot be used."""
-    prev = checkpoint_io.previous_path(latest)
-    best = latest.with_name("best.pt")
+    prev = files.previous_path(latest)
+    best = RunDir(latest.parent.parent).best
     if prev.is_file():
         return (f"the previous checkpoint {str(prev)!r} is kept: move the bad file away "
                 f"(mv {latest} {latest}.bad), rename the previous one (mv {prev} {latest}) and --resume again")
@@ -181,17 +183,18 @@ def validate_resume_checkpoint(ckpt: dict[str, Any]) -> None:
 
 def read_resume(run_dir: Path) -> dict[str, Any]:
     """The ``checkpoints/latest.pt`` of the run in ``run_dir``, checked to be a resumable checkpoint."""
-    latest = run_dir / "checkpoints" / "latest.pt"
+    run = RunDir(run_dir)
+    latest = run.latest
     if not latest.is_file():
-        prev = checkpoint_io.previous_path(latest)
+        prev = run.latest_prev
         hint = f" (there is {str(prev)!r}: rename it to latest.pt to resume from it)" if prev.is_file() else ""
         raise ValueError(f"--resume {str(run_dir)!r}: no checkpoints/latest.pt in that directory{hint}")
-    return checkpoint_io.load(latest, advice=resume_advice(latest), validate=validate_resume_checkpoint)
+    return files.load(latest, advice=resume_advice(latest), validate=validate_resume_checkpoint)
 
 
 def new_run_dir(run_dir: Path) -> Path:
     """``run_dir`` for a new run, refused if it already holds one."""
-    if (run_dir / "checkpoints" / "latest.pt").exists():
+    if RunDir(run_dir).latest.exists():
         raise ValueError(f"run directory {str(run_dir)!r} already holds a run: continue it with --resume {run_dir}, "
                          "or choose another --run-dir")
     return run_dir
@@ -200,7 +203,7 @@ def new_run_dir(run_dir: Path) -> Path:
 def remove_leftovers(checkpoints: Path) -> None:
     """Temporary files a killed run left behind (half-written checkpoints; the in-training evaluation
     plays the live network and writes no file)."""
-    checkpoint_io.remove_stale_temporaries(checkpoints)
+    files.remove_stale_temporaries(checkpoints)
 
 
 __all__ = ["TrainingError", "GracefulInterrupt", "WorkerState", "worker_snapshot", "restore_worker", "with_stages",

@@ -25,17 +25,8 @@ import numpy as np
 import torch
 
 from agents import make_agent
-from agents.ppo import (
-    ActorCritic,
-    NetworkConfig,
-    ValueNorm,
-    build_model,
-    check_rules_compatible,
-    checkpoint_network,
-    log_probs,
-    masked_entropy,
-    read_checkpoint,
-)
+from agents.ppo import PPOAgent, read_checkpoint
+from agents.ppo.network import ActorCritic, NetworkConfig, ValueNorm, log_probs, masked_entropy
 from agents.training.compute import Compute, minibatches, network_actions, network_outputs, optimizer_step
 from agents.training.opponents import snapshot_agent
 from agents.training.rollout import SeatRollout, compute_gae, update_value_norm
@@ -193,19 +184,18 @@ def init_weights(model: ActorCritic, value_norm: ValueNorm, source: str, network
     card-aware one of the same widths (the same logits; card play is then learned).
     """
     init = read_checkpoint(source)
-    check_rules_compatible(init["rules"], rules, f"warmstart.init_from {source!r}")
-    saved = checkpoint_network(init)
+    loaded = PPOAgent.from_checkpoint(init, rules=rules, source=f"warmstart.init_from {source!r}").model
+    saved = loaded.config
     grafted = (network.card_head and not saved.card_head
                and dataclasses.replace(saved, card_head=True, card_width=network.card_width) == network)
     if saved != network and not grafted:
         raise ValueError(f"warmstart.init_from {source!r} has network {init['network']}, "
                          f"the config asks for {describe_network}")
     if grafted:
-        plain = build_model(init)
-        model.actor.load_plain(plain.actor)
-        model.critic.load_state_dict(plain.critic.state_dict())
+        model.actor.load_plain(loaded.actor)
+        model.critic.load_state_dict(loaded.critic.state_dict())
     else:
-        model.load_state_dict(init["model"])
+        model.load_state_dict(loaded.state_dict())
     if "value_norm" in init:
         value_norm.load_state_dict(init["value_norm"])
 

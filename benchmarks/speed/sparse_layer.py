@@ -33,11 +33,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import train  # noqa: E402
-from agents.ppo import (  # noqa: E402
-    ActorCritic,
-    log_probs,
-    sparse_linear,  # noqa: E402
-)
+from agents.ppo import sparse_linear  # noqa: E402
+from agents.ppo.network import ActorCritic, log_probs  # noqa: E402
 from pcr_env.vector import VectorEnv  # noqa: E402
 
 
