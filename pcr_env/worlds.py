@@ -61,22 +61,8 @@ picked, when that is not the observer) defaults to 0; ``discards_done`` defaults
 for a non-declarer in the discard phase; ``kitty=`` (a card mask) lets a declarer that
 remembered its kitty pass it in (else it is drawn among its holdings).
 
-Cost (``python -m pcr_env.worlds``: 300 decisions of random games, one core of the dev
-machine): the counting tables cost 0.5 ms per observation with four players and 1.5 ms
-with six (up to 8 tables when passes to a six-player declarer may be in its discards);
-each world then costs about 10-15 us in batches of 16-256 (mostly building the
-``GameState`` objects), 60-90 us alone. ``sample_worlds(obs, rules, rng, 16)``: about
-0.7 ms (four players), 1.7 ms (six). Reuse a :class:`WorldSampler` to draw more worlds
-from one observation without rebuilding its tables.
-
-Optional weighting (:func:`bid_weights`): worlds are uniform given the observation; to
-take the other seats' bids as evidence, weight each world by the product of a policy's
-probabilities of those bids at the positions :func:`bidding_positions` rebuilds, and
-resample. Measured with the shipped PPO policy (which also played the games), over
-100 first-trick positions and 2048 worlds each: the argmax guess of each hidden card's
-holder improves from 41.8% to 45.7% with tempered weights ``w ** 0.25``; the per-card
-log-loss gains 0.010 +- 0.003 nats tempered, but loses 0.04 with raw weights (their
-effective sample size can fall to about 1). Not used by default.
+Reuse a :class:`WorldSampler` to draw more worlds from one observation without rebuilding its
+tables; ``benchmarks/speed/world_sampling.py`` measures what each costs.
 
 >>> import numpy as np
 >>> from pcr_env.config import RulesConfig
@@ -99,8 +85,8 @@ from numba import njit
 
 from pcr_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, SUIT_MASKS, mask_of
 from pcr_env.config import RulesConfig
-from pcr_env.engine import NOT_YET, PASS_OFFSET, PASS_SIZE, PASSED, GameState, PassDirection, Phase
-from pcr_env.knowledge import seat_knowledge
+from pcr_env.engine import NOT_YET, PASS_SIZE, PASSED, GameState, PassDirection, Phase
+from pcr_env.knowledge import SeatKnowledge, seat_knowledge
 from pcr_env.observation import decode_observation
 
 _BINOM = np.array([[comb(n, k) for k in range(NUM_CARDS + 1)] for n in range(NUM_CARDS + 1)], np.float64)
@@ -153,8 +139,50 @@ def _count_table(u, quotas, allowed, C):
     return W
 
 
+# The sampler's steps are inlined into it (numba IR inlining): as fast as one function, measured.
+@njit(cache=True, inline="always")
+def _draw_counts(W, b, idx, a, q, allowed, C, s, target):
+    """Bin ``b``'s per-suit counts: the first term of ``W[b, idx]``'s sum whose running total passes ``target``."""
+    acc = 0.0
+    c0 = c1 = c2 = c3 = -1
+    m0 = min(a[0], q) if allowed[b, 0] else 0
+    for n0 in range(m0 + 1):
+        m1 = min(a[1], q - n0) if allowed[b, 1] else 0
+        for n1 in range(m1 + 1):
+            m2 = min(a[2], q - n0 - n1) if allowed[b, 2] else 0
+            for n2 in range(m2 + 1):
+                n3 = q - n0 - n1 - n2
+                if n3 > a[3] or (n3 > 0 and not allowed[b, 3]):
+                    continue
+                wt = W[b + 1, idx - n0 - n1 * s[1] - n2 * s[2] - n3 * s[3]]
+                if wt == 0.0:
+                    continue
+                acc += C[a[0], n0] * C[a[1], n1] * C[a[2], n2] * C[a[3], n3] * wt
+                c0, c1, c2, c3 = n0, n1, n2, n3  # the last positive term: guards float rounding
+                if acc > target:
+                    return c0, c1, c2, c3
+    return c0, c1, c2, c3
+
+
+@njit(cache=True, inline="always")
+def _split_suits(u, counts, suit_cards, keys, out):
+    """Deal each suit's unknown cards to the bins by ``counts``, in the order of the random ``keys``."""
+    for b in range(out.shape[0]):
+        out[b] = 0
+    for j in range(4):
+        n = u[j]
+        if n == 0:
+            continue
+        order = np.argsort(keys[suit_cards[j, :n]])
+        pos = 0
+        for b in range(out.shape[0]):
+            for _ in range(counts[b, j]):
+                out[b] |= np.int64(1) << suit_cards[j, order[pos]]
+                pos += 1
+
+
 @njit(cache=True)
-def _sample_masks(W, u, quotas, allowed, C, suit_cards, unif, keys, out):  # noqa: C901
+def _sample_masks(W, u, quotas, allowed, C, suit_cards, unif, keys, out):
     """Per world ``w``: draw each bin's per-suit counts, split each suit by ``keys[w]``; bin masks into ``out[w]``."""
     B = quotas.shape[0]
     s, size = _strides(u)
@@ -163,48 +191,12 @@ def _sample_masks(W, u, quotas, allowed, C, suit_cards, unif, keys, out):  # noq
         a = u.copy()
         idx = size - 1
         for b in range(B):
-            q = quotas[b]
-            target = unif[w, b] * W[b, idx]
-            acc = 0.0
-            c0 = c1 = c2 = c3 = -1
-            done = False
-            m0 = min(a[0], q) if allowed[b, 0] else 0
-            for n0 in range(m0 + 1):
-                m1 = min(a[1], q - n0) if allowed[b, 1] else 0
-                for n1 in range(m1 + 1):
-                    m2 = min(a[2], q - n0 - n1) if allowed[b, 2] else 0
-                    for n2 in range(m2 + 1):
-                        n3 = q - n0 - n1 - n2
-                        if n3 > a[3] or (n3 > 0 and not allowed[b, 3]):
-                            continue
-                        wt = W[b + 1, idx - n0 - n1 * s[1] - n2 * s[2] - n3 * s[3]]
-                        if wt == 0.0:
-                            continue
-                        acc += C[a[0], n0] * C[a[1], n1] * C[a[2], n2] * C[a[3], n3] * wt
-                        c0, c1, c2, c3 = n0, n1, n2, n3  # the last positive term: guards float rounding
-                        if acc > target:
-                            done = True
-                            break
-                    if done:
-                        break
-                if done:
-                    break
+            c0, c1, c2, c3 = _draw_counts(W, b, idx, a, quotas[b], allowed, C, s, unif[w, b] * W[b, idx])
             counts[b, 0], counts[b, 1], counts[b, 2], counts[b, 3] = c0, c1, c2, c3
             for j in range(4):
                 a[j] -= counts[b, j]
             idx -= c0 + c1 * s[1] + c2 * s[2] + c3 * s[3]
-        for b in range(B):
-            out[w, b] = 0
-        for j in range(4):
-            n = u[j]
-            if n == 0:
-                continue
-            order = np.argsort(keys[w][suit_cards[j, :n]])
-            pos = 0
-            for b in range(B):
-                for _ in range(counts[b, j]):
-                    out[w, b] |= np.int64(1) << suit_cards[j, order[pos]]
-                    pos += 1
+        _split_suits(u, counts, suit_cards, keys[w], out[w])
     return out
 
 
@@ -276,14 +268,52 @@ def _vector_and_mask(obs: Any) -> tuple[np.ndarray, np.ndarray | None]:
     return np.asarray(obs), None
 
 
-def knowledge(  # noqa: C901
-    obs: Any, rules: RulesConfig | int, *, seat: int = 0, current: int | None = None,
-    round_number: int | None = None, rounds_played: int | None = None, kitty: int | Sequence[int] | None = None,
-    discards_done: int | None = None, current_picks: int = 0,
-) -> Knowledge:
-    """Decode ``obs`` (a vector or the env's ``{"observation", "action_mask"}`` dict) into a :class:`Knowledge`."""
-    vector, action_mask = _vector_and_mask(obs)
-    view = decode_observation(vector)
+@dataclass
+class _Record:
+    """The observation's public record and the observer's own cards, in absolute seats."""
+
+    rules: RulesConfig
+    seat: int
+    phase: Phase
+    hand: int
+    passed: int  # the observer's pass picks
+    received: int
+    discards: int  # the observer's own discards (R9.3)
+    played: list[int]
+    voids: list[int]  # per seat, bit j: void in suit j (R6.2)
+    bids: list[int]
+    high_bid: int
+    declarer: int
+    trump: int
+    dealer: int
+    direction: PassDirection
+    winners: list[int]
+    took_kitty: bool
+    n_discards: int = 0  # cards in the discard pile (set from _discard_count)
+
+    @property
+    def order(self) -> list[int]:
+        """Seats in the order of R3.1 picks and R4.1 bids: from the dealer's left."""
+        n = self.rules.players
+        return [(self.dealer + 1 + i) % n for i in range(n)]
+
+    @property
+    def leader(self) -> int:
+        """The current trick's leader: the last trick's winner, else the declarer."""
+        return self.winners[-1] if self.winners else self.declarer
+
+    def hand_size(self, s: int) -> int:
+        """Cards in seat ``s``'s hand now (in the passing phase: before its picks leave it)."""
+        if self.phase == Phase.PASS:
+            return self.rules.hand_size
+        size = self.rules.hand_size - _popcount(self.played[s])
+        if s == self.declarer and self.took_kitty:
+            size += self.rules.kitty_size - self.n_discards
+        return size
+
+
+def _checked_rules(view: Any, rules: RulesConfig | int, seat: int) -> RulesConfig:
+    """The table's rules (a player count means the default rules), checked against the observation."""
     if isinstance(rules, (int, np.integer)):
         rules = RulesConfig(players=int(rules), target_score=view.target)
     n = rules.players
@@ -293,167 +323,207 @@ def knowledge(  # noqa: C901
         raise ValueError(f"observation has target {view.target}, rules say {rules.target_score}")
     if not 0 <= seat < n:
         raise ValueError(f"seat {seat!r} is not a seat: allowed 0..{n - 1}")
-    H, K = rules.hand_size, rules.kitty_size
-    ab = lambda k: (seat + k) % n  # noqa: E731 - relative -> absolute seat
-    phase = view.phase
-    my_team = seat % 2
+    return rules
 
-    hand = mask_of(view.hand)
-    my_passed = mask_of(view.passed)
-    my_received = mask_of(view.received)
-    my_discards = mask_of(view.discarded)
-    played = [0] * n
+
+def _read_record(view: Any, rules: RulesConfig, seat: int) -> _Record:
+    """The decoded observation with its relative seats ``k`` turned into absolute seats ``(seat + k) % n``."""
+    n = rules.players
+    played, voids, bids = [0] * n, [0] * n, [NOT_YET] * n
     for k in range(n):
-        played[ab(k)] = mask_of(view.played[k])
-    voids = [0] * n
-    for k in range(n):
-        voids[ab(k)] = sum(1 << s for s in view.voids[k])
-    bids = [NOT_YET] * n
-    for k in range(n):
-        b = view.bids[k]
-        bids[ab(k)] = NOT_YET if b is None else b
+        played[(seat + k) % n] = mask_of(view.played[k])
+        voids[(seat + k) % n] = sum(1 << s for s in view.voids[k])
+        bids[(seat + k) % n] = NOT_YET if view.bids[k] is None else view.bids[k]
     high_bid = view.contract or 0
-    declarer = -1 if view.declarer is None else ab(view.declarer)
-    trump = -1 if view.trump is None else view.trump
-    dealer = ab(view.dealer)
-    direction = view.pass_direction
-    winners = [ab(k) for k in view.trick_winners]
-    took_kitty = K > 0 and high_bid > 0 and phase in (Phase.TRUMP, Phase.DISCARD, Phase.PLAY, Phase.ROUND_END,
-                                                        Phase.GAME_OVER)
+    took_kitty = rules.kitty_size > 0 and high_bid > 0 and view.phase in (
+        Phase.TRUMP, Phase.DISCARD, Phase.PLAY, Phase.ROUND_END, Phase.GAME_OVER)
+    return _Record(
+        rules=rules, seat=seat, phase=view.phase, hand=mask_of(view.hand), passed=mask_of(view.passed),
+        received=mask_of(view.received), discards=mask_of(view.discarded), played=played, voids=voids, bids=bids,
+        high_bid=high_bid, declarer=-1 if view.declarer is None else (seat + view.declarer) % n,
+        trump=-1 if view.trump is None else view.trump, dealer=(seat + view.dealer) % n,
+        direction=view.pass_direction, winners=[(seat + k) % n for k in view.trick_winners], took_kitty=took_kitty,
+    )
 
-    # ---- the seat to act
-    order = [(dealer + 1 + i) % n for i in range(n)]  # R3.1 picks and R4.1 bids start left of the dealer
-    my_turn = None if action_mask is None else bool(np.any(action_mask))
-    if phase == Phase.PASS:
-        picks = _popcount(my_passed)
-        if current is None:
-            if 0 < picks < PASS_SIZE or (picks == 0 and my_turn is not False):
-                current = seat
-            elif picks == PASS_SIZE:
-                current = (seat + 1) % n
-            else:
-                current = order[0] if order[0] != seat else seat
-        before = order.index(current) <= order.index(seat)
-        if (picks == PASS_SIZE) == before or (0 < picks < PASS_SIZE and current != seat):
-            raise ValueError(f"seat {current} cannot be picking while seat {seat} has picked {picks} cards")
-        pass_done = order.index(current)
-        if current != seat and not 0 <= current_picks < PASS_SIZE:
-            raise ValueError(f"current_picks={current_picks!r}: allowed 0..{PASS_SIZE - 1}")
-    else:
-        pass_done = 0 if direction == PassDirection.NONE else n
-        if phase == Phase.BID:
-            if declarer < 0:
-                current = next(s for s in order if bids[s] == NOT_YET)
-            elif rules.bidding == "auction":
-                current = next((declarer + i) % n for i in range(1, n) if bids[(declarer + i) % n] != PASSED)
-            else:
-                current = next(s for s in order if bids[s] == NOT_YET)
-        elif phase in (Phase.TRUMP, Phase.DISCARD):
-            current = declarer
-        elif phase == Phase.PLAY:
-            leader = winners[-1] if winners else declarer
-            current = (leader + sum(c is not None for c in view.trick)) % n
+
+# ---- the seat to act
+def _picker(rec: _Record, current: int | None, my_turn: bool | None, current_picks: int) -> int:
+    """Passing phase: the seat picking now (the observer unless its picks or ``action_mask`` say otherwise), checked."""
+    seat, order, n = rec.seat, rec.order, rec.rules.players
+    picks = _popcount(rec.passed)
+    if current is None:
+        if 0 < picks < PASS_SIZE or (picks == 0 and my_turn is not False):
+            current = seat
+        elif picks == PASS_SIZE:
+            current = (seat + 1) % n
         else:
-            current = -1
-    if my_turn is not None and my_turn != (current == seat):
-        raise ValueError(f"action_mask says it is {'' if my_turn else 'not '}seat {seat}'s turn; "
+            current = order[0] if order[0] != seat else seat
+    before = order.index(current) <= order.index(seat)
+    if (picks == PASS_SIZE) == before or (0 < picks < PASS_SIZE and current != seat):
+        raise ValueError(f"seat {current} cannot be picking while seat {seat} has picked {picks} cards")
+    if current != seat and not 0 <= current_picks < PASS_SIZE:
+        raise ValueError(f"current_picks={current_picks!r}: allowed 0..{PASS_SIZE - 1}")
+    return current
+
+
+def _next_bidder(rec: _Record) -> int:
+    """R4.1/R4.3: the next seat to bid (an auction goes round from the high bidder, skipping seats that passed)."""
+    n, declarer, bids = rec.rules.players, rec.declarer, rec.bids
+    if declarer >= 0 and rec.rules.bidding == "auction":
+        return next((declarer + i) % n for i in range(1, n) if bids[(declarer + i) % n] != PASSED)
+    return next(s for s in rec.order if bids[s] == NOT_YET)
+
+
+def _actor(rec: _Record, view: Any) -> int:
+    """After the passing phase: the seat to act, from the public record (-1 when nobody acts)."""
+    if rec.phase == Phase.BID:
+        return _next_bidder(rec)
+    if rec.phase in (Phase.TRUMP, Phase.DISCARD):
+        return rec.declarer
+    if rec.phase == Phase.PLAY:
+        return (rec.leader + sum(c is not None for c in view.trick)) % rec.rules.players
+    return -1
+
+
+def _seat_to_act(rec: _Record, view: Any, current: int | None, action_mask: np.ndarray | None,
+                 current_picks: int) -> tuple[int, int]:
+    """The seat to act and the number of seats done passing (``GameState.pass_done``), checked against the mask."""
+    my_turn = None if action_mask is None else bool(np.any(action_mask))
+    if rec.phase == Phase.PASS:
+        current = _picker(rec, current, my_turn, current_picks)
+        pass_done = rec.order.index(current)
+    else:
+        current = _actor(rec, view)
+        pass_done = 0 if rec.direction == PassDirection.NONE else rec.rules.players
+    if my_turn is not None and my_turn != (current == rec.seat):
+        raise ValueError(f"action_mask says it is {'' if my_turn else 'not '}seat {rec.seat}'s turn; "
                          f"derived seat {current}")
+    return current, pass_done
 
-    # ---- the current trick, in play order
+
+# ---- the current trick
+def _current_trick(rec: _Record, view: Any) -> list[tuple[int, int]]:
+    """The current trick's ``(seat, card)`` pairs in play order, from its leader."""
+    n, seat = rec.rules.players, rec.seat
+    on = sum(c is not None for c in view.trick)
     trick: list[tuple[int, int]] = []
-    on = [k for k in range(n) if view.trick[k] is not None]
-    if on:
-        leader = winners[-1] if winners else declarer
-        for i in range(len(on)):
-            s = (leader + i) % n
-            c = view.trick[(s - seat) % n]
-            if c is None:
-                raise ValueError("the current trick's cards do not follow on from its leader")
-            trick.append((s, c))
+    for i in range(on):
+        s = (rec.leader + i) % n
+        c = view.trick[(s - seat) % n]
+        if c is None:
+            raise ValueError("the current trick's cards do not follow on from its leader")
+        trick.append((s, c))
+    return trick
 
-    # ---- discards
-    n_discards = 0
-    if K and high_bid > 0:
-        if phase in (Phase.PLAY, Phase.ROUND_END, Phase.GAME_OVER):
-            n_discards = K
-        elif phase == Phase.DISCARD:
-            n_discards = _popcount(my_discards) if seat == declarer else int(discards_done or 0)
-    if seat == declarer and _popcount(my_discards) != n_discards:
-        raise ValueError(f"declarer observation shows {_popcount(my_discards)} discards, expected {n_discards}")
 
-    def hand_size(s: int) -> int:
-        size = H - _popcount(played[s])
-        if s == declarer and took_kitty:
-            size += K - n_discards
-        if phase == Phase.PASS:
-            size = H  # holdings before the picks leave the hand
-        return size
+# ---- discards
+def _discard_count(rec: _Record, discards_done: int | None) -> int:
+    """Cards in the six-player discard pile (R9.3): all of them once play starts; the observer's own or
+    ``discards_done`` during the discard phase."""
+    if not (rec.rules.kitty_size and rec.high_bid > 0):
+        return 0
+    if rec.phase in (Phase.PLAY, Phase.ROUND_END, Phase.GAME_OVER):
+        return rec.rules.kitty_size
+    if rec.phase == Phase.DISCARD:
+        return _popcount(rec.discards) if rec.seat == rec.declarer else int(discards_done or 0)
+    return 0
 
-    if phase == Phase.PASS:
-        if _popcount(hand) + _popcount(my_passed) != H:
+
+def _check_own_cards(rec: _Record) -> None:
+    """The observer's hand, picks and discards must add up to what the public record implies."""
+    seat = rec.seat
+    if seat == rec.declarer and _popcount(rec.discards) != rec.n_discards:
+        raise ValueError(f"declarer observation shows {_popcount(rec.discards)} discards, expected {rec.n_discards}")
+    if rec.phase == Phase.PASS:
+        if _popcount(rec.hand) + _popcount(rec.passed) != rec.rules.hand_size:
             raise ValueError("own hand and picks do not add up to a full hand")
-    elif _popcount(hand) != hand_size(seat):
-        raise ValueError(f"own hand has {_popcount(hand)} cards, the public record implies {hand_size(seat)}")
+    elif _popcount(rec.hand) != rec.hand_size(seat):
+        raise ValueError(f"own hand has {_popcount(rec.hand)} cards, the public record implies {rec.hand_size(seat)}")
 
-    # ---- passing: who gives to whom (R3.2)
-    exchanged = phase != Phase.PASS and direction != PassDirection.NONE
-    receiver_of: dict[int, int] = {}
-    if direction != PassDirection.NONE:
-        off = PASS_OFFSET[direction]
-        receiver_of = {s: (s + off) % n for s in range(n)}
-    R = receiver_of.get(seat, -1)
-    G = next((s for s, r in receiver_of.items() if r == seat), -1)
 
-    # ---- known and unknown cards (pcr_env.knowledge): my passed cards still out are the receiver's (R3.3)
-    seen = seat_knowledge(vector, n)
+# ---- passing: who gives to whom (R3.2)
+def _pass_graph(rec: _Record, receiver: int) -> tuple[dict[int, int], int, int]:
+    """Every seat's receiver (absolute), the observer's receiver and the seat that passed to the observer
+    (-1: no passing), from the observer's relative ``receiver`` (:func:`pcr_env.knowledge.seat_knowledge`)."""
+    if receiver < 0:
+        return {}, -1, -1
+    n, seat = rec.rules.players, rec.seat
+    return {s: (s + receiver) % n for s in range(n)}, (seat + receiver) % n, (seat - receiver) % n
+
+
+# ---- known and unknown cards, and the bins they go to
+def _placed_cards(rec: _Record, seen: SeatKnowledge, exchanged: bool, receiver: int) -> tuple[int, dict[int, int], int]:
+    """``(unknown, fixed, ambiguous)``: the hidden cards whose place is unknown, the cards known to be in each other
+    seat's hand (my passed cards still out are the receiver's, R3.3), and the passed cards that a six-player
+    declarer receiver may hold or have discarded."""
     still = seen.mask(seen.passed_held)
     unknown = seen.mask(seen.unseen) & ~still
-    fixed = {s: 0 for s in range(n) if s != seat}
-    ambiguous = 0  # observer-passed cards that are in a six-player declarer's hand or discard pile
+    fixed = {s: 0 for s in range(rec.rules.players) if s != rec.seat}
+    ambiguous = 0
     if exchanged:
-        if R == declarer and K and n_discards:
+        if receiver == rec.declarer and rec.rules.kitty_size and rec.n_discards:
             ambiguous = still
         else:
-            fixed[R] |= still
-    pile = None
-    if K and not took_kitty:
-        pile = "kitty"
-    elif K and seat != declarer and n_discards:
-        pile = "discards"
-    others = [s for s in range(n) if s != seat]
-    bins = others + ([PILE] if pile else [])
-    base_quota = []
+            fixed[receiver] |= still
+    return unknown, fixed, ambiguous
+
+
+def _pile_kind(rec: _Record) -> str | None:
+    """What the hidden pile bin holds: the kitty before the declarer takes it, the discards another seat cannot see."""
+    K = rec.rules.kitty_size
+    if K and not rec.took_kitty:
+        return "kitty"
+    if K and rec.seat != rec.declarer and rec.n_discards:
+        return "discards"
+    return None
+
+
+def _bins(rec: _Record, pile: str | None) -> tuple[list[int], list[int], np.ndarray]:
+    """The bins (other seats, then the pile), their sizes, and the suits each may hold (no suit it is void in)."""
+    bins = [s for s in range(rec.rules.players) if s != rec.seat] + ([PILE] if pile else [])
+    sizes = []
     allowed = np.ones((len(bins), NUM_SUITS), np.bool_)
     for b, s in enumerate(bins):
         if s == PILE:
-            base_quota.append(K if pile == "kitty" else n_discards)
-        else:
-            base_quota.append(hand_size(s))
-            for j in range(NUM_SUITS):
-                if voids[s] >> j & 1:
-                    allowed[b, j] = False
+            sizes.append(rec.rules.kitty_size if pile == "kitty" else rec.n_discards)
+            continue
+        sizes.append(rec.hand_size(s))
+        for j in range(NUM_SUITS):
+            if rec.voids[s] >> j & 1:
+                allowed[b, j] = False
+    return bins, sizes, allowed
+
+
+def _unknown_by_suit(unknown: int) -> tuple[np.ndarray, np.ndarray]:
+    """Unknown cards per suit, and each suit's unknown cards (``[4, 13]``, ascending, zero-padded)."""
     u = np.array([_popcount(unknown & SUIT_MASKS[j]) for j in range(NUM_SUITS)], np.int64)
     suit_cards = np.zeros((NUM_SUITS, NUM_RANKS), np.int64)
     for j in range(NUM_SUITS):
         cs = [c for c in range(j * NUM_RANKS, (j + 1) * NUM_RANKS) if unknown >> c & 1]
         suit_cards[j, :len(cs)] = cs
+    return u, suit_cards
 
+
+def _shows_void(cards: int, voids: int) -> bool:
+    """Whether any of ``cards`` is of a suit in the void bits ``voids``."""
+    return any(voids >> (c // NUM_RANKS) & 1 for c in range(NUM_CARDS) if cards >> c & 1)
+
+
+def _scenarios(rec: _Record, bins: list[int], sizes: list[int], allowed: np.ndarray, u: np.ndarray,
+               fixed: dict[int, int], ambiguous: int, receiver: int) -> list[_Scenario]:
+    """One counting table per placement of the ambiguous cards (in the receiver's hand or the discard pile)
+    that leaves a consistent deal, weighted by its count."""
     scenarios = []
     amb = [c for c in range(NUM_CARDS) if ambiguous >> c & 1]
     for choice in range(1 << len(amb)):  # bit i set: ambiguous card i is in the discard pile
         to_pile = mask_of([c for i, c in enumerate(amb) if choice >> i & 1])
-        to_hand = ambiguous & ~to_pile
         fixed_b = [fixed.get(s, 0) if s != PILE else 0 for s in bins]
         if ambiguous:
-            fixed_b[bins.index(R)] |= to_hand
+            fixed_b[bins.index(receiver)] |= ambiguous & ~to_pile
             fixed_b[bins.index(PILE)] |= to_pile
-        quotas = np.array([q - _popcount(f) for q, f in zip(base_quota, fixed_b)], np.int64)
+        quotas = np.array([q - _popcount(f) for q, f in zip(sizes, fixed_b)], np.int64)
         ok = (quotas >= 0).all() and int(quotas.sum()) == int(u.sum())
-        for b, s in enumerate(bins):
-            if s != PILE and fixed_b[b] and any(voids[s] >> (c // NUM_RANKS) & 1 for c in range(NUM_CARDS)
-                                                 if fixed_b[b] >> c & 1):
-                ok = False
-        if not ok:
+        if not ok or any(s != PILE and _shows_void(fixed_b[b], rec.voids[s]) for b, s in enumerate(bins)):
             continue
         W = _count_table(u, quotas, allowed, _BINOM)
         weight = float(W[0, -1])
@@ -461,42 +531,85 @@ def knowledge(  # noqa: C901
             scenarios.append(_Scenario(quotas, allowed, fixed_b, W, weight))
     if not scenarios:
         raise ValueError("no deal is consistent with this observation")
+    return scenarios
 
-    if kitty is not None and not isinstance(kitty, (int, np.integer)):
-        kitty = mask_of(kitty)
-    if round_number is None:
-        round_number = int(direction) + 1 if rules.passing else 1
+
+# ---- the template world
+def _template(rec: _Record, view: Any, current: int, pass_done: int, trick: list[tuple[int, int]],
+              round_number: int | None, rounds_played: int | None) -> GameState:
+    """The public fields and the observer's own; every hidden card left out (zero)."""
+    rules, seat, n = rec.rules, rec.seat, rec.rules.players
+    if round_number is None:  # the smallest round with this pass direction (R3.2)
+        round_number = int(rec.direction) + 1 if rules.passing else 1
+    mine = seat % 2  # the observation lists the observer's team first
+    ours = lambda pair: [pair[0], pair[1]] if mine == 0 else [pair[1], pair[0]]  # noqa: E731
+    bids = rec.bids
     template = GameState(
-        config=rules, round_number=int(round_number), dealer=dealer, redeals=view.redeals, phase=phase,
+        config=rules, round_number=int(round_number), dealer=rec.dealer, redeals=view.redeals, phase=rec.phase,
         current=int(current), hands=[0] * n, kitty=0, passed=[0] * n, received=[0] * n, pass_done=pass_done,
-        bids=bids, out=[b == PASSED for b in bids], high_bid=high_bid, declarer=declarer, trump=trump,
-        discards=my_discards if seat == declarer else 0, trick=trick, played=played, voids=voids,
-        trick_winners=winners,
-        team_tricks=[view.team_tricks[0], view.team_tricks[1]] if my_team == 0 else [view.team_tricks[1],
-                                                                                    view.team_tricks[0]],
-        scores=[view.scores[0], view.scores[1]] if my_team == 0 else [view.scores[1], view.scores[0]],
-        run_team=-1 if view.run[0] is None else (my_team if view.run[0] == 0 else 1 - my_team),
-        run_length=view.run[1], pass_direction=direction,
+        bids=bids, out=[b == PASSED for b in bids], high_bid=rec.high_bid, declarer=rec.declarer, trump=rec.trump,
+        discards=rec.discards if seat == rec.declarer else 0, trick=trick, played=rec.played, voids=rec.voids,
+        trick_winners=rec.winners, team_tricks=ours(view.team_tricks), scores=ours(view.scores),
+        run_team=-1 if view.run[0] is None else (mine if view.run[0] == 0 else 1 - mine),
+        run_length=view.run[1], pass_direction=rec.direction,
         rounds_played=int(round_number) - 1 if rounds_played is None else int(rounds_played),
     )
-    template.hands[seat] = hand
-    template.passed[seat] = my_passed
-    template.received[seat] = my_received
-    if phase == Phase.GAME_OVER:
+    template.hands[seat] = rec.hand
+    template.passed[seat] = rec.passed
+    template.received[seat] = rec.received
+    if rec.phase == Phase.GAME_OVER:
         a, b = template.scores
         template.winner = None if a == b else (0 if a > b else 1)
         template.truncated = template.winner is None or max(a, b) < rules.target_score
-    if exchanged:
-        template.passed[G] = my_received
-        template.received[R] = my_passed
-    pickers = [(s, PASS_SIZE) for s in order[:pass_done] if s != seat] if phase == Phase.PASS else []
-    if phase == Phase.PASS and current != seat and current_picks:
+    return template
+
+
+def _pickers(rec: _Record, current: int, pass_done: int, current_picks: int) -> list[tuple[int, int]]:
+    """Passing phase: ``(seat, cards it picked)`` for the other seats that have picked (R3.1)."""
+    if rec.phase != Phase.PASS:
+        return []
+    pickers = [(s, PASS_SIZE) for s in rec.order[:pass_done] if s != rec.seat]
+    if current != rec.seat and current_picks:
         pickers.append((current, int(current_picks)))
-    hidden_passers = [s for s in range(n) if exchanged and s not in (seat, G)]
+    return pickers
+
+
+def knowledge(
+    obs: Any, rules: RulesConfig | int, *, seat: int = 0, current: int | None = None,
+    round_number: int | None = None, rounds_played: int | None = None, kitty: int | Sequence[int] | None = None,
+    discards_done: int | None = None, current_picks: int = 0,
+) -> Knowledge:
+    """Decode ``obs`` (a vector or the env's ``{"observation", "action_mask"}`` dict) into a :class:`Knowledge`."""
+    vector, action_mask = _vector_and_mask(obs)
+    view = decode_observation(vector)
+    rules = _checked_rules(view, rules, seat)
+    n = rules.players
+    rec = _read_record(view, rules, seat)
+    current, pass_done = _seat_to_act(rec, view, current, action_mask, current_picks)
+    trick = _current_trick(rec, view)
+    rec.n_discards = _discard_count(rec, discards_done)
+    _check_own_cards(rec)
+
+    seen = seat_knowledge(vector, n)
+    receiver_of, receiver, giver = _pass_graph(rec, seen.receiver)
+    exchanged = rec.phase != Phase.PASS and rec.direction != PassDirection.NONE
+    unknown, fixed, ambiguous = _placed_cards(rec, seen, exchanged, receiver)
+    pile = _pile_kind(rec)
+    bins, sizes, allowed = _bins(rec, pile)
+    u, suit_cards = _unknown_by_suit(unknown)
+    scenarios = _scenarios(rec, bins, sizes, allowed, u, fixed, ambiguous, receiver)
+
+    if kitty is not None and not isinstance(kitty, (int, np.integer)):
+        kitty = mask_of(kitty)
+    template = _template(rec, view, current, pass_done, trick, round_number, rounds_played)
+    if exchanged:
+        template.passed[giver] = rec.received
+        template.received[receiver] = rec.passed
     return Knowledge(
         rules=rules, seat=seat, template=template, bins=bins, unknown=unknown, u=u, suit_cards=suit_cards,
-        scenarios=scenarios, pile=pile, pickers=pickers, hidden_passers=hidden_passers, receiver_of=receiver_of,
-        kitty_known=None if kitty is None else int(kitty), draw_kitty=took_kitty,
+        scenarios=scenarios, pile=pile, pickers=_pickers(rec, current, pass_done, current_picks),
+        hidden_passers=[s for s in range(n) if exchanged and s not in (seat, giver)], receiver_of=receiver_of,
+        kitty_known=None if kitty is None else int(kitty), draw_kitty=rec.took_kitty,
     )
 
 
@@ -615,117 +728,5 @@ def count_worlds(obs: Any, rules: RulesConfig | int, **options: Any) -> float:
     return knowledge(obs, rules, **options).count
 
 
-# ================================================================= optional: weighting worlds by observed bids
-def bidding_positions(world: GameState, seat: int) -> list[tuple[int, GameState, int]]:
-    """For each other seat that has bid (R4.3 ``single`` bidding), ``(bidder, position at its bid, its bid action)``.
-
-    The position is ``world`` rewound to that seat's bidding turn: its hand before any
-    card was played (the kitty and discards undone for a six-player declarer), the bids
-    spoken before it (one turn round the table from the dealer's left), nothing played.
-    ``encode_observation(position, bidder)`` is then what the bidder saw, so a policy's
-    probability of the bid it made can weight the world (:func:`bid_weights`).
-    """
-    from pcr_env.actions import BID_BASE, PASS_BID
-
-    rules = world.config
-    if rules.bidding != "single":
-        return []  # auction: the observation keeps only each seat's latest bid, not the order
-    n = rules.players
-    took = rules.kitty_size and world.high_bid > 0 and world.phase in (Phase.TRUMP, Phase.DISCARD, Phase.PLAY,
-                                                                       Phase.ROUND_END, Phase.GAME_OVER)
-    order = [(world.dealer + 1 + i) % n for i in range(n)]
-    base = world.copy()
-    for s in range(n):
-        base.hands[s] = world.hands[s] | world.played[s]
-    if took:
-        d = world.declarer
-        base.hands[d] = (base.hands[d] | world.discards) & ~world.kitty
-    base.played, base.voids, base.trick, base.trick_winners = [0] * n, [0] * n, [], []
-    base.team_tricks, base.run_team, base.run_length = [0, 0], -1, 0
-    base.trump, base.discards, base.phase = -1, 0, Phase.BID
-    out = []
-    high, declarer = 0, -1
-    for i, s in enumerate(order):
-        bid = world.bids[s]
-        if bid == NOT_YET:
-            break
-        if s != seat:
-            pos = base.copy()
-            pos.current = s
-            pos.bids = [world.bids[t] if t in order[:i] else NOT_YET for t in range(n)]
-            pos.out = [b == PASSED for b in pos.bids]
-            pos.high_bid, pos.declarer = high, declarer
-            out.append((s, pos, PASS_BID if bid == PASSED else BID_BASE + bid - 1))
-        if bid != PASSED:
-            high, declarer = bid, s
-    return out
-
-
-def bid_weights(worlds: Sequence[GameState], seat: int, log_probs: Any) -> np.ndarray:
-    """Normalised importance weights of ``worlds``: the product over the other seats' bids of ``P(bid | its view)``.
-
-    ``log_probs(obs [N, D], masks [N, A]) -> [N, A]`` is a policy's log-probabilities (for
-    the PPO agent: ``log_softmax(model.masked_logits(obs, mask))``). Worlds are uniform
-    given the observation, so these weights turn them into the posterior under that
-    policy's bidding. Returns uniform weights when nobody else has bid.
-    """
-    from pcr_env.engine import legal_mask
-    from pcr_env.observation import encode_observation
-
-    rows, obs, masks, acts = [], [], [], []
-    for w, world in enumerate(worlds):
-        for bidder, pos, action in bidding_positions(world, seat):
-            rows.append(w)
-            obs.append(encode_observation(pos, bidder))
-            masks.append(legal_mask(pos))
-            acts.append(action)
-    logw = np.zeros(len(worlds))
-    if rows:
-        lp = np.asarray(log_probs(np.array(obs), np.array(masks)))
-        np.add.at(logw, np.array(rows), lp[np.arange(len(acts)), np.array(acts)])
-    wts = np.exp(logw - logw.max())
-    return wts / wts.sum()
-
-
-def _benchmark() -> None:  # pragma: no cover - python -m pcr_env.worlds
-    """Cost per call and per world over the decisions of random games (one core)."""
-    import time
-
-    from pcr_env import engine as E
-    from pcr_env.observation import encode_observation
-
-    for rules, label in ((RulesConfig(), "4 players"), (RulesConfig(players=6), "6 players")):
-        rng = np.random.default_rng(0)
-        positions = []
-        state = E.new_game(rules, rng)
-        while len(positions) < 300:
-            if state.phase in (Phase.ROUND_END, Phase.GAME_OVER):
-                state = E.new_game(rules, rng)
-                continue
-            mask = E.legal_mask(state)
-            positions.append(({"observation": encode_observation(state, state.current), "action_mask": mask},
-                              state.current))
-            legal = np.flatnonzero(mask)
-            E.apply_action(state, int(legal[rng.integers(len(legal))]), rng)
-        sample_worlds(positions[0][0], rules, 0, 2, seat=positions[0][1])  # compile / load the cache
-        t0 = time.perf_counter()
-        samplers = [WorldSampler(obs, rules, seat=seat) for obs, seat in positions]
-        build = (time.perf_counter() - t0) / len(positions)
-        print(f"{label}: counting tables (WorldSampler(obs)): {build * 1e3:.3f} ms per observation")
-        for count in (1, 16, 256):
-            t0 = time.perf_counter()
-            for sampler in samplers:
-                sampler.sample(rng, count)
-            dt = (time.perf_counter() - t0) / len(samplers)
-            print(f"{label}: sample({count:3d}): {dt * 1e3:7.3f} ms per call = {dt / count * 1e6:7.1f} us per world"
-                  f"; sample_worlds({count}) = {(build + dt) * 1e3:.3f} ms")
-
-
-if __name__ == "__main__":  # pragma: no cover - run the package module's copy (numba caches by module name)
-    from pcr_env.worlds import _benchmark as _bench
-
-    _bench()
-
-__all__ = ["Knowledge", "WorldSampler", "bid_weights", "bidding_positions", "count_worlds", "knowledge", "sample_masks",
-           "sample_world", "sample_worlds",
+__all__ = ["Knowledge", "WorldSampler", "count_worlds", "knowledge", "sample_masks", "sample_world", "sample_worlds",
            "worlds_from_masks"]
