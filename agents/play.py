@@ -135,7 +135,7 @@ HELP = """Commands: a card (10H, qs, TD), a bid (8, 'bid 8', 'pass'), a trump su
 
 
 # ----------------------------------------------------------------- the game
-def play_game(  # noqa: C901
+def play_game(
     seat: int = 0,
     agents: str | Agent | Sequence[str | Agent] | Mapping[int, str | Agent] = "heuristic",
     *,
@@ -166,93 +166,125 @@ def play_game(  # noqa: C901
     specs = per_seat(agents, others, name="agents")  # what each seat was given, for its label
     env = raw_env(episode=episode, reward="score_diff", **config.to_dict())
     env.reset(seed=seed)
-    names = seat_names(seat, n)
-    me = env.possible_agents[seat]
-    out = output_fn
     recorder = None
     if replays is not None:
         labels = [f"you (seat {s})" if s == seat else spec_label(specs[s]) for s in range(n)]
         recorder = GameRecorder(config, seats=labels, meta={"source": "python -m agents.play", "seed": seed,
                                                              "episode": episode, "human_seat": seat})
-
-    def finish(summary: dict[str, Any]) -> dict[str, Any]:
-        if recorder is not None:
-            summary["replay"] = str(_save_replay(recorder.finish(env.game), replays))
-            out(f"Replay saved: {summary['replay']} (open {Path(replays) / 'index.html'} in a browser)")
-        return summary
-
-    out(f"Pass Cut Run: you are seat {seat} (team {seat % 2}); partners: seats {[s for s in range(n) if s % 2 == seat % 2 and s != seat]}.")
-    out("  ".join(f"{names[s]}: {spec_label(specs[s])}" for s in others))
-    out(HELP)
-    rounds: list[dict] = []
-    last_result = None
-    shown_received = False
-    tricks_seen = 0
-    view_redeals = 0
-    secret_picks = 0
+    table = _Table(env, seat, players, output_fn, recorder, replays)
+    table.introduce(specs)
     while not (all(env.terminations.values()) or all(env.truncations.values())):
-        game = env.game
-        current, phase = game.current, game.phase
-        agent = env.possible_agents[current]
-        obs = env.observe(agent)
-        if current == seat:
+        current, phase = env.game.current, env.game.phase
+        obs = env.observe(env.possible_agents[current])
+        try:
+            action = table.choose(current, phase, obs, input_fn)
+        except Quit:
+            output_fn("You left the game.")
+            return table.finish({"scores": _us_them(env.game.scores, seat), "rounds": table.rounds, "quit": True,
+                                 "truncated": False})
+        table.step(current, phase, action)
+        table.report(phase)
+    return table.end(episode)
+
+
+class _Table:
+    """One game of :func:`play_game` as the person at ``seat`` sees it: who acts, and what has been announced."""
+
+    def __init__(self, env: Any, seat: int, players: Mapping[int, Agent], out: Callable[[str], None],
+                 recorder: GameRecorder | None, replays: str | Path | None):
+        self.env, self.seat, self.players, self.out = env, seat, players, out
+        self.recorder, self.replays = recorder, replays
+        self.n = len(env.possible_agents)
+        self.names = seat_names(seat, self.n)
+        self.me = env.possible_agents[seat]
+        self.rounds: list[dict] = []
+        self.last_result = None
+        self.shown_received = False
+        self.tricks_seen = 0
+        self.view_redeals = 0
+        self.secret_picks = 0
+
+    def introduce(self, specs: Mapping[int, Any]) -> None:
+        """Say who sits where and how to play."""
+        seat, n = self.seat, self.n
+        partners = [s for s in range(n) if s % 2 == seat % 2 and s != seat]
+        self.out(f"Pass Cut Run: you are seat {seat} (team {seat % 2}); partners: seats {partners}.")
+        self.out("  ".join(f"{self.names[s]}: {spec_label(specs[s])}" for s in range(n) if s != seat))
+        self.out(HELP)
+
+    def choose(self, current: int, phase: Phase, obs: Mapping[str, np.ndarray], input_fn: Callable[[str], str]) -> int:
+        """The action of the seat to act: asked of the person (may raise :class:`Quit`) or of its agent, checked."""
+        if current == self.seat:
             view = decode_observation(obs)
-            if phase == Phase.BID and view.received and not shown_received:
-                out(f"You received: {cards_text(view.received)}")
-                shown_received = True
-            out("")
-            out(render_view(obs, seat))
-            try:
-                action = _ask(obs, view, input_fn, out, seat)
-            except Quit:
-                out("You left the game.")
-                return finish({"scores": _us_them(env.game.scores, seat), "rounds": rounds, "quit": True, "truncated": False})
-        else:
-            action = int(players[current].act(obs))
-            if not (0 <= action < NUM_ACTIONS) or not obs["action_mask"][action]:
-                raise ValueError(f"agent at seat {current} chose illegal action {action} ({describe_action(action)})")
-        hidden_pick = current != seat and phase in (Phase.PASS, Phase.DISCARD)
+            if phase == Phase.BID and view.received and not self.shown_received:
+                self.out(f"You received: {cards_text(view.received)}")
+                self.shown_received = True
+            self.out("")
+            self.out(render_view(obs, self.seat))
+            return _ask(obs, view, input_fn, self.out, self.seat)
+        action = int(self.players[current].act(obs))
+        if not (0 <= action < NUM_ACTIONS) or not obs["action_mask"][action]:
+            raise ValueError(f"agent at seat {current} chose illegal action {action} ({describe_action(action)})")
+        return action
+
+    def step(self, current: int, phase: Phase, action: int) -> None:
+        """Announce and record ``action``, then play it; another seat's picks are secret (R3.1, R9.3)."""
+        env = self.env
+        hidden_pick = current != self.seat and phase in (Phase.PASS, Phase.DISCARD)
         if not hidden_pick:
-            out(_announce(names[current], current == seat, phase, action))
-        if recorder is not None:
-            recorder.observe(game, action)
+            self.out(_announce(self.names[current], current == self.seat, phase, action))
+        if self.recorder is not None:
+            self.recorder.observe(env.game, action)
         env.step(action)
-        if hidden_pick:
-            # Another seat's picks are secret (R3.1, R9.3): say how many once it has finished.
-            secret_picks += 1
+        if hidden_pick:  # say how many once that seat has finished
+            self.secret_picks += 1
             if env.game is None or env.game.current != current or env.game.phase != phase:
                 verb = "passes" if phase == Phase.PASS else "discards"
-                out(f"{names[current]} {verb} {secret_picks} cards face down.")
-                secret_picks = 0
-        # Trick results and the round summary come from public information only.
-        mine = decode_observation(env.observe(me))
-        result = env.infos[me].get("round_result")
-        if result is not None and result is not last_result:
-            last_result = result
+                self.out(f"{self.names[current]} {verb} {self.secret_picks} cards face down.")
+                self.secret_picks = 0
+
+    def report(self, phase: Phase) -> None:
+        """After a step of ``phase``: trick results, the round summary, a throw-in (public information only)."""
+        env, seat, names = self.env, self.seat, self.names
+        mine = decode_observation(env.observe(self.me))
+        result = env.infos[self.me].get("round_result")
+        if result is not None and result is not self.last_result:
+            self.last_result = result
             winner = result["trick_winners"][-1]
-            out(f"{names[winner]} won the last trick.")
-            out(_round_summary(result, seat, names))
-            rounds.append(result)
-            tricks_seen = 0
-            shown_received = False
-        elif phase == Phase.PLAY and mine.phase == Phase.PLAY and len(mine.trick_winners) > tricks_seen:
-            tricks_seen = len(mine.trick_winners)
-            winner = (seat + mine.trick_winners[-1]) % n
-            out(f"{names[winner]} won trick {tricks_seen}  ·  tricks us {mine.team_tricks[0]}, them {mine.team_tricks[1]}")
-        if phase == Phase.BID and env.game.phase in (Phase.PASS, Phase.BID) and mine.redeals > view_redeals:
-            out(f"Everybody passed: the cards are thrown in and dealt again (R4.4, redeal {mine.redeals}).")
-            shown_received = False
-        view_redeals = mine.redeals
-    final = env.game
-    us, them = _us_them(final.scores, seat)
-    truncated = all(env.truncations.values())
-    if truncated:
-        out(f"Game stopped (truncated, R4.4/R8.4): us {us}, them {them}.")
-    elif episode == "game":
-        out(f"Game over: {'you win' if final.winner == seat % 2 else 'you lose'} {us}-{them}.")
-    else:
-        out(f"Round over: us {us}, them {them}.")
-    return finish({"scores": [us, them], "rounds": rounds, "quit": False, "truncated": truncated})
+            self.out(f"{names[winner]} won the last trick.")
+            self.out(_round_summary(result, seat, names))
+            self.rounds.append(result)
+            self.tricks_seen = 0
+            self.shown_received = False
+        elif phase == Phase.PLAY and mine.phase == Phase.PLAY and len(mine.trick_winners) > self.tricks_seen:
+            self.tricks_seen = len(mine.trick_winners)
+            winner = (seat + mine.trick_winners[-1]) % self.n
+            self.out(f"{names[winner]} won trick {self.tricks_seen}  ·  tricks us {mine.team_tricks[0]}, "
+                     f"them {mine.team_tricks[1]}")
+        if phase == Phase.BID and env.game.phase in (Phase.PASS, Phase.BID) and mine.redeals > self.view_redeals:
+            self.out(f"Everybody passed: the cards are thrown in and dealt again (R4.4, redeal {mine.redeals}).")
+            self.shown_received = False
+        self.view_redeals = mine.redeals
+
+    def end(self, episode: str) -> dict[str, Any]:
+        """Say how the episode ended and return its summary."""
+        final = self.env.game
+        us, them = _us_them(final.scores, self.seat)
+        truncated = all(self.env.truncations.values())
+        if truncated:
+            self.out(f"Game stopped (truncated, R4.4/R8.4): us {us}, them {them}.")
+        elif episode == "game":
+            self.out(f"Game over: {'you win' if final.winner == self.seat % 2 else 'you lose'} {us}-{them}.")
+        else:
+            self.out(f"Round over: us {us}, them {them}.")
+        return self.finish({"scores": [us, them], "rounds": self.rounds, "quit": False, "truncated": truncated})
+
+    def finish(self, summary: dict[str, Any]) -> dict[str, Any]:
+        """``summary``, plus the replay's path when the game is saved (:func:`_save_replay`)."""
+        if self.recorder is not None:
+            summary["replay"] = str(_save_replay(self.recorder.finish(self.env.game), self.replays))
+            self.out(f"Replay saved: {summary['replay']} (open {Path(self.replays) / 'index.html'} in a browser)")
+        return summary
 
 
 def _rules(rules: RulesConfig | Mapping[str, Any] | None) -> RulesConfig:

@@ -100,6 +100,20 @@ def test_card_features_match_the_heuristics_knowledge(players):
     assert checked_safe > 100
 
 
+@pytest.mark.parametrize("players", [4, 6])
+def test_named_feature_indices_are_the_positions_of_their_names(players):
+    import agents.ppo.card_net as card_net
+
+    names = card_feature_names(players)
+    constants = {name: value for name, value in vars(card_net).items() if name.startswith("F_") and name != "F_MAY_HOLD"}
+    assert len(constants) == len(card_net._BASE_CARD_FEATURES)
+    for name, index in constants.items():
+        assert names[index] == name[2:].lower()
+    for k in range(1, players):
+        assert names[card_net.F_MAY_HOLD + k - 1] == f"may_hold_{k}"
+        assert names[card_net.F_MAY_HOLD + players - 1 + k - 1] == f"higher_may_{k}"
+
+
 def test_features_are_a_function_of_the_observation():
     """Nothing but the observation goes in: the same observation gives the same features, whatever the batch
     it sits in, and zeroing everything a seat cannot see is not even possible (the input is the observation)."""

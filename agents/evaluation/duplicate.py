@@ -355,7 +355,7 @@ def _labels(specs: Sequence[str]) -> list[str]:
 
 
 # ---------------------------------------------------------------------------- driver
-def evaluate(agents: Sequence[str | Agent], deals: int = 1000, seed: int = 0, episode: str = "round",  # noqa: C901
+def evaluate(agents: Sequence[str | Agent], deals: int = 1000, seed: int = 0, episode: str = "round",
              workers: int = 1, progress: bool = True, rules: RulesConfig | dict[str, Any] | None = None,
              pairs: Iterable[tuple[int, int]] | None = None, record_deals: int = 0) -> EvaluationResult:
     """Play every pair of ``agents`` (spec strings or agent objects) in duplicate over ``deals`` deals.
@@ -375,6 +375,30 @@ def evaluate(agents: Sequence[str | Agent], deals: int = 1000, seed: int = 0, ep
     """
     if isinstance(rules, dict) or rules is None:
         rules = RulesConfig.from_kwargs(dict(rules or {}))
+    _check_arguments(agents, deals, episode, workers, record_deals)
+    specs = list(agents) if len(agents) > 1 else [agents[0], agents[0]]
+    names = _labels([spec_label(s) for s in specs])
+    pair_list = sorted(pairs) if pairs is not None else [(i, j) for i in range(len(specs)) for j in range(i + 1, len(specs))]
+    rules_dict = rules.to_dict()
+    tasks = [(p, specs[i], specs[j], start, min(CHUNK, deals - start), seed, rules_dict, episode)
+             + (((record_deals, names[i], names[j]),) if start < record_deals else ())
+             for p, (i, j) in enumerate(pair_list) for start in range(0, deals, CHUNK)]
+    started = time.perf_counter()
+    chunks = _run_tasks(tasks, workers, _progress_bar(total=deals * len(pair_list), enabled=progress))
+    elapsed = time.perf_counter() - started
+    results, wins = _pair_results(chunks, pair_list, names)
+    config = {"agents": names, "specs": [spec_label(s) for s in specs], "deals": deals, "seed": seed, "episode": episode,
+              "rules": rules_dict, "workers": workers, "duplicate": True,
+              "score_difference": "mean over the two tables of (agent_a team score - agent_b team score)"}
+    replays = [r for c in sorted(chunks, key=lambda c: (c.pair, c.start)) for r in c.replays]
+    clock = _agent_clock(chunks, pair_list, len(specs))
+    timing = [Timing(names[k], int(clock[k, 0]), float(clock[k, 1])) for k in range(len(specs))]
+    return EvaluationResult(config=config, pairs=results, ratings=_ratings(specs, names, wins), seconds=elapsed,
+                            replays=replays, timing=timing)
+
+
+def _check_arguments(agents: Sequence[str | Agent], deals: int, episode: str, workers: int, record_deals: int) -> None:
+    """Refuse bad arguments of :func:`evaluate` before any game, naming the bad one."""
     if episode not in EPISODES:
         raise ValueError(f"episode {episode!r} is not allowed: allowed {list(EPISODES)}")
     if not (isinstance(deals, int) and deals >= 1):
@@ -391,16 +415,11 @@ def evaluate(agents: Sequence[str | Agent], deals: int = 1000, seed: int = 0, ep
         elif not is_seat_agent(entry):
             raise ValueError(f"agents[{k}] = {entry!r} is not allowed: allowed an agent spec string "
                              "('random', 'heuristic', 'ppo:PATH') or an agent object with act(obs) and reset(seed)")
-    specs = list(agents) if len(agents) > 1 else [agents[0], agents[0]]
-    names = _labels([spec_label(s) for s in specs])
-    pair_list = sorted(pairs) if pairs is not None else [(i, j) for i in range(len(specs)) for j in range(i + 1, len(specs))]
-    rules_dict = rules.to_dict()
-    tasks = [(p, specs[i], specs[j], start, min(CHUNK, deals - start), seed, rules_dict, episode)
-             + (((record_deals, names[i], names[j]),) if start < record_deals else ())
-             for p, (i, j) in enumerate(pair_list) for start in range(0, deals, CHUNK)]
-    started = time.perf_counter()
+
+
+def _run_tasks(tasks: list[tuple], workers: int, bar: Any) -> list[ChunkResult]:
+    """Play every chunk task, here or in ``workers`` spawned processes (in completion order), advancing ``bar``."""
     chunks: list[ChunkResult] = []
-    bar = _progress_bar(total=deals * len(pair_list), enabled=progress)
     try:
         if workers == 1:
             for task in tasks:
@@ -414,14 +433,14 @@ def evaluate(agents: Sequence[str | Agent], deals: int = 1000, seed: int = 0, ep
                     bar.update(len(chunk.diffs))
     finally:
         bar.close()
-    elapsed = time.perf_counter() - started
+    return chunks
+
+
+def _pair_results(chunks: list[ChunkResult], pair_list: list[tuple[int, int]],
+                  names: list[str]) -> tuple[list[PairResult], np.ndarray]:
+    """Each pair's summary from its chunks in deal order, and the win matrix (a tie counts half) for the ratings."""
     results = []
-    wins = np.zeros((len(specs), len(specs)))
-    clock = np.zeros((len(specs), 2))
-    for c in chunks:
-        i, j = pair_list[c.pair]
-        clock[i] += c.clock[0]
-        clock[j] += c.clock[1]
+    wins = np.zeros((len(names), len(names)))
     for p, (i, j) in enumerate(pair_list):
         mine = sorted((c for c in chunks if c.pair == p), key=lambda c: c.start)
         stats = (SideStats(), SideStats())
@@ -436,18 +455,26 @@ def evaluate(agents: Sequence[str | Agent], deals: int = 1000, seed: int = 0, ep
         d = np.asarray(diffs)
         wins[i, j] += (d > 0).sum() + 0.5 * (d == 0).sum()
         wins[j, i] += (d < 0).sum() + 0.5 * (d == 0).sum()
-    ratings: list[Rating] = []
+    return results, wins
+
+
+def _agent_clock(chunks: list[ChunkResult], pair_list: list[tuple[int, int]], count: int) -> np.ndarray:
+    """Per agent: decisions made and seconds spent making them, over every chunk it played."""
+    clock = np.zeros((count, 2))
+    for c in chunks:
+        i, j = pair_list[c.pair]
+        clock[i] += c.clock[0]
+        clock[j] += c.clock[1]
+    return clock
+
+
+def _ratings(specs: list[str | Agent], names: list[str], wins: np.ndarray) -> list[Rating]:
+    """Bradley-Terry ratings, anchored on ``random`` when present, best first; none for one agent against itself."""
     distinct = {s if isinstance(s, str) else id(s) for s in specs}
-    if len(distinct) >= 2 or len(specs) > 2:
-        anchor = next((k for k, s in enumerate(specs) if spec_label(s) == "random"), 0)  # a RandomAgent too
-        ratings = sorted(bradley_terry(names, wins, anchor=anchor), key=lambda r: -r.elo)
-    config = {"agents": names, "specs": [spec_label(s) for s in specs], "deals": deals, "seed": seed, "episode": episode,
-              "rules": rules_dict, "workers": workers, "duplicate": True,
-              "score_difference": "mean over the two tables of (agent_a team score - agent_b team score)"}
-    replays = [r for c in sorted(chunks, key=lambda c: (c.pair, c.start)) for r in c.replays]
-    timing = [Timing(names[k], int(clock[k, 0]), float(clock[k, 1])) for k in range(len(specs))]
-    return EvaluationResult(config=config, pairs=results, ratings=ratings, seconds=elapsed, replays=replays,
-                            timing=timing)
+    if len(distinct) < 2 and len(specs) <= 2:
+        return []
+    anchor = next((k for k, s in enumerate(specs) if spec_label(s) == "random"), 0)  # a RandomAgent too
+    return sorted(bradley_terry(names, wins, anchor=anchor), key=lambda r: -r.elo)
 
 
 def _progress_bar(total: int, enabled: bool):

@@ -68,13 +68,23 @@ from pcr_env.config import RulesConfig
 from pcr_env.knowledge import knowledge_offsets, row_knowledge
 from pcr_env.observation import observation_layout
 
+_BASE_CARD_FEATURES = ("hand", "unseen", "passed_held", "played", "passed", "recv", "rank", "trump", "led", "on_trick",
+                       "best", "higher_unseen", "lower_unseen", "my_higher", "my_lower", "boss", "my_suit", "unseen_suit",
+                       "wins_now", "opp_can_beat", "safe_win", "opp_may_cut", "partner_may_cut", "equal_below",
+                       "equal_above")
+
 
 def card_feature_names(players: int) -> list[str]:
     """Names of the per-card features, in order (the module docstring's table)."""
-    base = ["hand", "unseen", "passed_held", "played", "passed", "recv", "rank", "trump", "led", "on_trick", "best",
-            "higher_unseen", "lower_unseen", "my_higher", "my_lower", "boss", "my_suit", "unseen_suit", "wins_now",
-            "opp_can_beat", "safe_win", "opp_may_cut", "partner_may_cut", "equal_below", "equal_above"]
-    return base + [f"may_hold_{k}" for k in range(1, players)] + [f"higher_may_{k}" for k in range(1, players)]
+    return (list(_BASE_CARD_FEATURES) + [f"may_hold_{k}" for k in range(1, players)]
+            + [f"higher_may_{k}" for k in range(1, players)])
+
+
+# Where the kernels write each per-card feature: the index of its name in card_feature_names (tests check them).
+(F_HAND, F_UNSEEN, F_PASSED_HELD, F_PLAYED, F_PASSED, F_RECV, F_RANK, F_TRUMP, F_LED, F_ON_TRICK, F_BEST,
+ F_HIGHER_UNSEEN, F_LOWER_UNSEEN, F_MY_HIGHER, F_MY_LOWER, F_BOSS, F_MY_SUIT, F_UNSEEN_SUIT, F_WINS_NOW,
+ F_OPP_CAN_BEAT, F_SAFE_WIN, F_OPP_MAY_CUT, F_PARTNER_MAY_CUT, F_EQUAL_BELOW, F_EQUAL_ABOVE) = range(len(_BASE_CARD_FEATURES))
+F_MAY_HOLD = len(_BASE_CARD_FEATURES)  # may_hold_k is F_MAY_HOLD + k - 1; higher_may_k follows at F_MAY_HOLD + n - 1 + k - 1
 
 
 def row_feature_names(players: int) -> list[str]:
@@ -95,213 +105,268 @@ _SLICES = ("passed", "received", "played", "trick", "trump", "led_suit")
 _PASSED, _RECEIVED, _PLAYED, _TRICK, _TRUMP, _LED = range(len(_SLICES))
 
 
+# The feature kernel's steps are inlined into it (numba IR inlining): as fast as one function, measured.
+@njit(cache=True, nogil=True, inline="always")
+def _trump_and_led(o, off):
+    """The trump suit and the suit led to this trick (-1: none yet)."""
+    trump, led = -1, -1
+    for s in range(4):
+        if o[off[_TRUMP] + s] > 0:
+            trump = s
+        if o[off[_LED] + s] > 0:
+            led = s
+    return trump, led
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _card_kernel(o, n, off, trump, led, hand, unseen, passed_held, on_trick, strength, F):
+    """Each card's own features (hand .. on_trick) and its R6.4 ``strength``; returns 1 when the trick has started."""
+    started = 0
+    for c in range(52):
+        played = 0
+        on_trick[c] = 0
+        for k in range(n):
+            if o[off[_PLAYED] + k * 52 + c] > 0:
+                played = 1
+            if o[off[_TRICK] + k * 52 + c] > 0:
+                on_trick[c] = 1
+                started = 1
+        suit, rank = c // 13, c % 13
+        # Strength under R6.4 against the led suit: trumps, then the led suit, then the rest, by rank.
+        strength[c] = rank + (32 if suit == trump else (16 if suit == led else 0))
+        F[F_HAND, c], F[F_UNSEEN, c], F[F_PASSED_HELD, c], F[F_PLAYED, c] = hand[c], unseen[c], passed_held[c], played
+        F[F_PASSED, c] = 1 if o[off[_PASSED] + c] > 0 else 0
+        F[F_RECV, c] = 1 if o[off[_RECEIVED] + c] > 0 else 0
+        F[F_RANK, c] = np.float32(rank) / np.float32(12.0)
+        F[F_TRUMP, c] = 1 if suit == trump else 0
+        F[F_LED, c] = 1 if suit == led else 0
+        F[F_ON_TRICK, c] = on_trick[c]
+    return started
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _seat_suit_counts(n, trump, may_hold, may_count, may_trump):
+    """Per other seat ``k``: the cards of each suit it could hold, and whether it could hold a trump."""
+    for k in range(1, n):
+        for s in range(4):
+            may_count[k, s] = 0
+        for c in range(52):
+            may_count[k, c // 13] += may_hold[k, c]
+        may_trump[k] = 1 if trump >= 0 and may_count[k, trump] > 0 else 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _suit_kernel(n, hand, unseen, may_hold, higher_may, running, F):
+    """Counts above / below each card in its suit (running sums from the top and the bottom of each suit), boss,
+    suit totals, equal cards, and ``higher_may[k, c]``: cards of c's suit above it that seat k could hold."""
+    thirteen = np.float32(13.0)
+    for s in range(4):
+        above_unseen, above_mine = 0, 0
+        for k in range(1, n):
+            running[k] = 0
+        for r in range(12, -1, -1):
+            c = s * 13 + r
+            F[F_HIGHER_UNSEEN, c] = np.float32(above_unseen) / thirteen
+            F[F_MY_HIGHER, c] = np.float32(above_mine) / thirteen
+            F[F_BOSS, c] = 1 if above_unseen == 0 else 0
+            for k in range(1, n):
+                higher_may[k, c] = running[k]
+                running[k] += may_hold[k, c]
+            above_unseen += unseen[c]
+            above_mine += hand[c]
+        # Equal cards: the nearest card below (above) c that is mine or unseen is mine (no unseen card between).
+        below_unseen, below_mine = 0, 0
+        nearest = 0  # 1: mine, -1: unseen, 0: none yet
+        for r in range(13):
+            c = s * 13 + r
+            F[F_LOWER_UNSEEN, c] = np.float32(below_unseen) / thirteen
+            F[F_MY_LOWER, c] = np.float32(below_mine) / thirteen
+            F[F_MY_SUIT, c] = np.float32(above_mine) / thirteen  # the suit's totals (the loop above ran through it)
+            F[F_UNSEEN_SUIT, c] = np.float32(above_unseen) / thirteen
+            F[F_EQUAL_BELOW, c] = 1 if nearest == 1 else 0
+            below_unseen += unseen[c]
+            below_mine += hand[c]
+            nearest = 1 if hand[c] else (-1 if unseen[c] else nearest)
+        nearest = 0
+        for r in range(12, -1, -1):
+            c = s * 13 + r
+            F[F_EQUAL_ABOVE, c] = 1 if nearest == 1 else 0
+            nearest = 1 if hand[c] else (-1 if unseen[c] else nearest)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _trick_state(o, n, off, started, on_trick, strength, seat_on_trick, winner, to_play):
+    """Who has played to the trick, who is winning it and who is still to play (relative seats); returns the
+    strength of the winning card (-1: empty trick) and the card led (-1: none)."""
+    best_strength = -1
+    for c in range(52):
+        if on_trick[c] and strength[c] > best_strength:
+            best_strength = strength[c]
+    count_on = 0
+    for k in range(n):
+        seat_on_trick[k] = 0
+        winner[k] = 0
+        for c in range(52):
+            if o[off[_TRICK] + k * 52 + c] > 0:
+                seat_on_trick[k] = 1
+                count_on += 1
+                if strength[c] == best_strength:
+                    winner[k] = 1
+    leader = (n - count_on) % n
+    leader_card = -1
+    for c in range(52):
+        if started and o[off[_TRICK] + leader * 52 + c] > 0:
+            leader_card = c
+    for k in range(1, n):
+        to_play[k] = 1 - seat_on_trick[k] if started else 1
+    return best_strength, leader_card
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _trick_kernel(n, trump, led, started, best_strength, on_trick, strength, may_count, may_trump, higher_may, to_play,
+                  F):
+    """Each card against the current trick (best, wins_now, opp_can_beat, safe_win) and the cuts it risks;
+    returns 1 when the winning card is safe from the opponents still to play."""
+    best_safe = 0
+    for c in range(52):
+        best = 1 if on_trick[c] and strength[c] == best_strength else 0
+        wins = 1 if (not started or strength[c] > best_strength) else 0
+        suit = c // 13
+        is_trump = suit == trump
+        led_here = suit if not started else led  # the led suit, or c's own when I lead
+        follows = suit == led_here
+        opp, opp_cut, partner_cut = 0, 0, 0
+        for k in range(1, n):
+            void_led = 1 if may_count[k, led_here] == 0 else 0
+            higher = 1 if higher_may[k, c] > 0 else 0
+            if follows:
+                beat = 1 if (higher or (void_led and may_trump[k] and led_here != trump)) else 0
+            elif is_trump:
+                beat = void_led * higher  # a cut: beaten only by a higher trump of a seat also void
+            else:
+                beat = 1  # a discard never wins
+            if k % 2 == 1 and to_play[k] and beat:
+                opp = 1
+            # Could seat k ruff c's suit: it may be void in it and may hold a trump (c not a trump)?
+            if not is_trump and may_count[k, suit] == 0 and may_trump[k]:
+                if k % 2 == 1:
+                    opp_cut = 1
+                else:
+                    partner_cut = 1
+        F[F_BEST, c] = best
+        F[F_WINS_NOW, c] = wins
+        F[F_OPP_CAN_BEAT, c] = opp
+        F[F_SAFE_WIN, c] = wins * (1 - opp)
+        F[F_OPP_MAY_CUT, c] = opp_cut
+        F[F_PARTNER_MAY_CUT, c] = partner_cut
+        if best and not opp:
+            best_safe = 1
+    return best_safe
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _seat_card_kernel(n, may_hold, higher_may, F):
+    """Per other seat ``k``: may_hold_k and higher_may_k of every card."""
+    for c in range(52):
+        for k in range(1, n):
+            F[F_MAY_HOLD + k - 1, c] = may_hold[k, c]
+            F[F_MAY_HOLD + n - 1 + k - 1, c] = np.float32(higher_may[k, c]) / np.float32(13.0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _row_kernel(row, n, trump, started, best_safe, leader_card, seat_on_trick, winner, to_play, may_count, hand,
+                unseen):
+    """The per-row features, in the order of :func:`row_feature_names`."""
+    f32 = np.float32
+    thirteen = f32(13.0)
+    j = 0
+    for k in range(n):
+        row[j + k] = seat_on_trick[k]
+        row[j + n + k] = winner[k]
+    j += 2 * n
+    partner_winning, opponent_winning = 0, 0
+    for k in range(1, n):
+        if winner[k]:
+            if k % 2 == 1:
+                opponent_winning = 1
+            else:
+                partner_winning = 1
+    row[j], row[j + 1], row[j + 2] = partner_winning, opponent_winning, 1 - started
+    j += 3
+    for k in range(1, n):
+        row[j] = to_play[k]
+        j += 1
+    for k in range(1, n):
+        for s in range(4):
+            row[j] = f32(may_count[k, s]) / thirteen
+            j += 1
+    mine_trumps, unseen_trumps, cards_left = 0, 0, 0
+    for s in range(4):
+        u, m = 0, 0
+        for r in range(13):
+            u += unseen[s * 13 + r]
+            m += hand[s * 13 + r]
+        row[j + s] = f32(u) / thirteen
+        row[j + 4 + s] = f32(m) / thirteen
+        cards_left += m
+        if s == trump:
+            mine_trumps, unseen_trumps = m, u
+    j += 8
+    row[j] = best_safe
+    row[j + 1] = f32(leader_card % 13) / f32(12.0) if leader_card >= 0 else 0
+    row[j + 2] = f32(cards_left) / thirteen
+    row[j + 3] = f32(mine_trumps) / thirteen
+    row[j + 4] = f32(unseen_trumps) / thirteen
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fill_slots(hand, F, slot_cards, slot_features):
+    """The cards in hand in card order into ``slot_cards`` (-1 past the hand) with their features; returns the hand
+    size (which may exceed the slots: the caller checks)."""
+    j = 0
+    for c in range(52):
+        if hand[c]:
+            if j < slot_cards.shape[0]:
+                slot_cards[j] = c
+                for f in range(F.shape[0]):
+                    slot_features[j, f] = F[f, c]
+            j += 1
+    for k in range(j, slot_cards.shape[0]):
+        slot_cards[k] = -1
+    return j
+
+
 @njit(cache=True, nogil=True)
-def _features_kernel(obs, n, off, known_off, cards, rows, slot_cards, slot_features):  # noqa: C901
+def _features_kernel(obs, n, off, known_off, cards, rows, slot_cards, slot_features):
     """Every row of ``obs`` into ``rows[b, g]`` and, for the cards in hand in card order, ``slot_cards[b, j]`` (the
     card, -1 past the hand) and ``slot_features[b, j, f]``; also ``cards[b, f, c]`` for every card when ``cards``
     has a row per observation (else ``cards[0]`` is scratch). Features are the module docstring's, in the order of
     :func:`card_feature_names` and :func:`row_feature_names`; seats are relative, 0 being the observer.
     Returns the largest hand seen (the caller checks it against the slots)."""
-    R = 13
     every_card = cards.shape[0] == obs.shape[0]
     largest = 0
-    f32 = np.float32
-    thirteen = f32(13.0)
-    hand = np.zeros(52, np.int64)
-    unseen = np.zeros(52, np.int64)
-    passed_held = np.zeros(52, np.int64)
-    on_trick = np.zeros(52, np.int64)
-    strength = np.zeros(52, np.int64)
-    may_hold = np.zeros((n, 52), np.int64)
-    higher_may = np.zeros((n, 52), np.int64)
+    hand, unseen, passed_held = np.zeros(52, np.int64), np.zeros(52, np.int64), np.zeros(52, np.int64)
+    on_trick, strength = np.zeros(52, np.int64), np.zeros(52, np.int64)
+    may_hold, higher_may = np.zeros((n, 52), np.int64), np.zeros((n, 52), np.int64)
     may_count = np.zeros((n, 4), np.int64)
-    seat_on_trick = np.zeros(n, np.int64)
-    winner = np.zeros(n, np.int64)
-    to_play = np.zeros(n, np.int64)
-    may_trump = np.zeros(n, np.int64)
-    running = np.zeros(n, np.int64)
-    opp_beats = np.zeros(52, np.int64)
+    seat_on_trick, winner, to_play = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
+    may_trump, running = np.zeros(n, np.int64), np.zeros(n, np.int64)
     for b in range(obs.shape[0]):
         o = obs[b]
         F = cards[b if every_card else 0]
-        trump = -1
-        led = -1
-        for s in range(4):
-            if o[off[_TRUMP] + s] > 0:
-                trump = s
-            if o[off[_LED] + s] > 0:
-                led = s
+        trump, led = _trump_and_led(o, off)
         row_knowledge(o, n, known_off, hand, unseen, passed_held, may_hold)
-        started = 0
-        for c in range(52):
-            played = 0
-            on_trick[c] = 0
-            for k in range(n):
-                if o[off[_PLAYED] + k * 52 + c] > 0:
-                    played = 1
-                if o[off[_TRICK] + k * 52 + c] > 0:
-                    on_trick[c] = 1
-                    started = 1
-            suit, rank = c // R, c % R
-            # Strength under R6.4 against the led suit: trumps, then the led suit, then the rest, by rank.
-            strength[c] = rank + (32 if suit == trump else (16 if suit == led else 0))
-            F[0, c], F[1, c], F[2, c], F[3, c] = hand[c], unseen[c], passed_held[c], played
-            F[4, c] = 1 if o[off[_PASSED] + c] > 0 else 0
-            F[5, c] = 1 if o[off[_RECEIVED] + c] > 0 else 0
-            F[6, c] = f32(rank) / f32(12.0)
-            F[7, c] = 1 if suit == trump else 0
-            F[8, c] = 1 if suit == led else 0
-            F[9, c] = on_trick[c]
-        for k in range(1, n):
-            for s in range(4):
-                may_count[k, s] = 0
-            for c in range(52):
-                may_count[k, c // R] += may_hold[k, c]
-            may_trump[k] = 1 if trump >= 0 and may_count[k, trump] > 0 else 0
-        # Counts above / below each card in its suit, by running sums from the top and the bottom of each suit.
-        for s in range(4):
-            above_unseen, above_mine = 0, 0
-            for k in range(1, n):
-                running[k] = 0
-            for r in range(R - 1, -1, -1):
-                c = s * R + r
-                F[11, c] = f32(above_unseen) / thirteen
-                F[13, c] = f32(above_mine) / thirteen
-                F[15, c] = 1 if above_unseen == 0 else 0
-                for k in range(1, n):
-                    higher_may[k, c] = running[k]
-                    running[k] += may_hold[k, c]
-                above_unseen += unseen[c]
-                above_mine += hand[c]
-            # Equal cards: the nearest card below (above) c that is mine or unseen is mine (no unseen card between).
-            below_unseen, below_mine = 0, 0
-            nearest = 0  # 1: mine, -1: unseen, 0: none yet
-            for r in range(R):
-                c = s * R + r
-                F[12, c] = f32(below_unseen) / thirteen
-                F[14, c] = f32(below_mine) / thirteen
-                F[16, c] = f32(above_mine) / thirteen  # the suit's totals (the loop above has run through it)
-                F[17, c] = f32(above_unseen) / thirteen
-                F[23, c] = 1 if nearest == 1 else 0
-                below_unseen += unseen[c]
-                below_mine += hand[c]
-                nearest = 1 if hand[c] else (-1 if unseen[c] else nearest)
-            nearest = 0
-            for r in range(R - 1, -1, -1):
-                c = s * R + r
-                F[24, c] = 1 if nearest == 1 else 0
-                nearest = 1 if hand[c] else (-1 if unseen[c] else nearest)
-        best_strength = -1
-        for c in range(52):
-            if on_trick[c] and strength[c] > best_strength:
-                best_strength = strength[c]
-        for k in range(n):
-            seat_on_trick[k] = 0
-            winner[k] = 0
-        count_on = 0
-        leader_card = -1
-        for k in range(n):
-            for c in range(52):
-                if o[off[_TRICK] + k * 52 + c] > 0:
-                    seat_on_trick[k] = 1
-                    count_on += 1
-                    if strength[c] == best_strength:
-                        winner[k] = 1
-        leader = (n - count_on) % n
-        for c in range(52):
-            if started and o[off[_TRICK] + leader * 52 + c] > 0:
-                leader_card = c
-        for k in range(1, n):
-            to_play[k] = 1 - seat_on_trick[k] if started else 1
-        for c in range(52):
-            F[10, c] = 1 if on_trick[c] and strength[c] == best_strength else 0
-            wins = 1 if (not started or strength[c] > best_strength) else 0
-            F[18, c] = wins
-            suit = c // R
-            is_trump = suit == trump
-            led_here = suit if not started else led  # the led suit, or c's own when I lead
-            follows = suit == led_here
-            opp = 0
-            opp_cut, partner_cut = 0, 0
-            for k in range(1, n):
-                void_led = 1 if may_count[k, led_here] == 0 else 0
-                higher = 1 if higher_may[k, c] > 0 else 0
-                if follows:
-                    beat = 1 if (higher or (void_led and may_trump[k] and led_here != trump)) else 0
-                elif is_trump:
-                    beat = void_led * higher  # a cut: beaten only by a higher trump of a seat also void
-                else:
-                    beat = 1  # a discard never wins
-                if k % 2 == 1 and to_play[k] and beat:
-                    opp = 1
-                # Could seat k ruff c's suit: it may be void in it and may hold a trump (c not a trump)?
-                if not is_trump and may_count[k, suit] == 0 and may_trump[k]:
-                    if k % 2 == 1:
-                        opp_cut = 1
-                    else:
-                        partner_cut = 1
-            opp_beats[c] = opp
-            F[19, c] = opp
-            F[20, c] = wins * (1 - opp)
-            F[21, c] = opp_cut
-            F[22, c] = partner_cut
-            for k in range(1, n):
-                F[25 + k - 1, c] = may_hold[k, c]
-                F[25 + n - 1 + k - 1, c] = f32(higher_may[k, c]) / thirteen
-        row = rows[b]
-        j = 0
-        for k in range(n):
-            row[j + k] = seat_on_trick[k]
-            row[j + n + k] = winner[k]
-        j += 2 * n
-        partner_winning, opponent_winning = 0, 0
-        for k in range(1, n):
-            if winner[k]:
-                if k % 2 == 1:
-                    opponent_winning = 1
-                else:
-                    partner_winning = 1
-        row[j], row[j + 1], row[j + 2] = partner_winning, opponent_winning, 1 - started
-        j += 3
-        for k in range(1, n):
-            row[j] = to_play[k]
-            j += 1
-        for k in range(1, n):
-            for s in range(4):
-                row[j] = f32(may_count[k, s]) / thirteen
-                j += 1
-        mine_trumps, unseen_trumps, cards_left = 0, 0, 0
-        for s in range(4):
-            u, m = 0, 0
-            for r in range(R):
-                u += unseen[s * R + r]
-                m += hand[s * R + r]
-            row[j + s] = f32(u) / thirteen
-            row[j + 4 + s] = f32(m) / thirteen
-            cards_left += m
-            if s == trump:
-                mine_trumps, unseen_trumps = m, u
-        j += 8
-        best_safe = 0
-        for c in range(52):
-            if F[10, c] > 0 and not opp_beats[c]:
-                best_safe = 1
-        row[j] = best_safe
-        row[j + 1] = f32(leader_card % R) / f32(12.0) if leader_card >= 0 else 0
-        row[j + 2] = f32(cards_left) / thirteen
-        row[j + 3] = f32(mine_trumps) / thirteen
-        row[j + 4] = f32(unseen_trumps) / thirteen
-        j = 0
-        for c in range(52):
-            if hand[c]:
-                if j < slot_cards.shape[1]:
-                    slot_cards[b, j] = c
-                    for f in range(F.shape[0]):
-                        slot_features[b, j, f] = F[f, c]
-                j += 1
-        for k in range(j, slot_cards.shape[1]):
-            slot_cards[b, k] = -1
-        largest = max(largest, j)
+        started = _card_kernel(o, n, off, trump, led, hand, unseen, passed_held, on_trick, strength, F)
+        _seat_suit_counts(n, trump, may_hold, may_count, may_trump)
+        _suit_kernel(n, hand, unseen, may_hold, higher_may, running, F)
+        best_strength, leader_card = _trick_state(o, n, off, started, on_trick, strength, seat_on_trick, winner,
+                                                  to_play)
+        best_safe = _trick_kernel(n, trump, led, started, best_strength, on_trick, strength, may_count, may_trump,
+                                  higher_may, to_play, F)
+        _seat_card_kernel(n, may_hold, higher_may, F)
+        _row_kernel(rows[b], n, trump, started, best_safe, leader_card, seat_on_trick, winner, to_play, may_count,
+                    hand, unseen)
+        largest = max(largest, _fill_slots(hand, F, slot_cards[b], slot_features[b]))
     return largest
 
 

@@ -562,58 +562,83 @@ class _Play:
             return self.lead()
         return self.follow()
 
-    def lead(self) -> int:  # noqa: C901
-        view, trump = self.view, self.trump
-        we_declare = view.declarer is not None and view.declarer % 2 == 0
+    def lead(self) -> int:
+        """The leading rules in order (module docstring): the first that picks a card decides."""
+        trump = self.trump
+        we_declare = self.view.declarer is not None and self.view.declarer % 2 == 0
         my_trumps = self.my_suits[trump] if trump >= 0 else []
-        unseen_trumps = self.unseen_by_suit[trump] if trump >= 0 else []
-        # 1. Draw trumps as the declaring side with length while opponents may still hold some.
+        side = [s for s in range(4) if s != trump and self.my_suits[s]]
+        for rule in (lambda: self.lead_drawing_trumps(we_declare, my_trumps), self.lead_cashing_bosses,
+                     lambda: self.lead_boss_trump(we_declare, my_trumps), self.lead_to_partner_cut,
+                     lambda: self.lead_singleton(side, my_trumps), lambda: self.lead_from_long_suit(side)):
+            card = rule()
+            if card is not None:
+                return card
+        # 6. Only trumps left.
+        top = max(my_trumps)
+        return top if self.is_boss(top) else min(my_trumps)
+
+    def lead_drawing_trumps(self, we_declare: bool, my_trumps: list[int]) -> int | None:
+        """1. Draw trumps as the declaring side with length while opponents may still hold some."""
+        unseen_trumps = self.unseen_by_suit[self.trump] if self.trump >= 0 else []
         if we_declare and len(my_trumps) >= 2 and unseen_trumps and self.opps_may_hold_trump():
             top = max(my_trumps)
             if self.is_boss(top):
                 return self.lowest_equal_of(top)
             if len(my_trumps) > len(unseen_trumps):
                 return min(my_trumps)
-        # 2. Cash boss cards no opponent can cut, longest run of winners first.
+        return None
+
+    def lead_cashing_bosses(self) -> int | None:
+        """2. Cash boss cards no opponent can cut, longest run of winners first."""
         cash = []
         for s in range(4):
-            if s == trump or not self.my_suits[s]:
+            if s == self.trump or not self.my_suits[s]:
                 continue
             top = max(self.my_suits[s])
             if self.is_boss(top) and not self.opps_may_cut(s):
                 winners = sum(1 for c in self.my_suits[s] if self.is_boss(c))
                 cash.append((winners, len(self.my_suits[s]), s, top))
-        if cash:
-            return max(cash)[3]
-        # 2b. A boss trump when the opponents still hold trumps (it draws two of theirs).
+        return max(cash)[3] if cash else None
+
+    def lead_boss_trump(self, we_declare: bool, my_trumps: list[int]) -> int | None:
+        """2b. A boss trump when the opponents still hold trumps (it draws two of theirs)."""
         if my_trumps and self.is_boss(max(my_trumps)) and self.opps_may_hold_trump() and we_declare:
             return max(my_trumps)
-        # 3. A suit partner is void in, when partner may still cut and no opponent can overcut.
+        return None
+
+    def lead_to_partner_cut(self) -> int | None:
+        """3. A suit partner is void in, when partner may still cut and no opponent can overcut."""
+        trump = self.trump
         for s in range(4):
             if s == trump or not self.my_suits[s] or trump < 0:
                 continue
             partners = [k for k in range(2, self.n, 2)]
             if any(s in self.voids[k] and trump not in self.voids[k] for k in partners) and not self.opps_may_cut(s):
                 return min(self.my_suits[s])
-        side = [s for s in range(4) if s != trump and self.my_suits[s]]
-        # 4. A singleton side card, to cut that suit later, when I hold trumps.
+        return None
+
+    def lead_singleton(self, side: list[int], my_trumps: list[int]) -> int | None:
+        """4. A singleton side card, to cut that suit later, when I hold trumps."""
         if my_trumps and len(my_trumps) >= 2:
             singles = [self.my_suits[s][0] for s in side if len(self.my_suits[s]) == 1 and not self.is_boss(self.my_suits[s][0])
                        and rank_of(self.my_suits[s][0]) < KING]
             if singles:
                 return min(singles, key=lambda c: (rank_of(c), c))
-        # 5. Low from the longest side suit the opponents cannot cut, avoiding leading away from a king or queen.
-        if side:
-            def lead_key(s: int) -> tuple:
-                cards = self.my_suits[s]
-                top = max(cards)
-                tenace = rank_of(top) in (KING, QUEEN) and not self.is_boss(top) and len(cards) >= 2
-                return (not self.opps_may_cut(s), not tenace, len(cards), -s)
-            s = max(side, key=lead_key)
-            return min(self.my_suits[s])
-        # 6. Only trumps left.
-        top = max(my_trumps)
-        return top if self.is_boss(top) else min(my_trumps)
+        return None
+
+    def lead_from_long_suit(self, side: list[int]) -> int | None:
+        """5. Low from the longest side suit the opponents cannot cut, avoiding leading away from a king or queen."""
+        if not side:
+            return None
+
+        def lead_key(s: int) -> tuple:
+            cards = self.my_suits[s]
+            top = max(cards)
+            tenace = rank_of(top) in (KING, QUEEN) and not self.is_boss(top) and len(cards) >= 2
+            return (not self.opps_may_cut(s), not tenace, len(cards), -s)
+
+        return min(self.my_suits[max(side, key=lead_key)])
 
     def current_winner(self) -> tuple[int, int]:
         led = self.order[0][1] // 13

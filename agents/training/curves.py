@@ -197,27 +197,11 @@ def warmstart_labels(records: list[dict]) -> tuple[str, str]:
     return "behaviour cloning", "accuracy (teacher's action)"
 
 
-def plot_curves(run: str | Path | RunLog, out: str | Path | None = None, title: str | None = None, dpi: int = 110) -> Path:
-    """Draw the curves of ``run`` (a run directory, a log file or a :class:`RunLog`) to the PNG ``out``
-    (default ``RUN_DIR/curves.png``). Returns the path written."""
-    log = run if isinstance(run, RunLog) else load_log(run)
-    if out is None:
-        if isinstance(run, RunLog):
-            raise CurveError("give out= when plotting a RunLog")
-        base = Path(run)
-        out = (base if base.is_dir() else base.parent) / DEFAULT_PNG
-    out = Path(out)
-    Figure, FigureCanvasAgg = _matplotlib()
+_COLORS = ["#2f6fb3", "#c77a12", "#2b8a3e", "#7b2cbf", "#c8102e", "#495057"]
 
-    panels = ["eval", "entropy", "throughput"] + (["warmstart"] if log.warmstart else [])
-    fig = Figure(figsize=(13, 8.4 if len(panels) > 3 else 8.0), dpi=dpi, layout="constrained")
-    FigureCanvasAgg(fig)
-    grid = fig.subplots(2, 2)
-    axes = dict(zip(["eval", "entropy", "throughput", "warmstart"], grid.flat))
-    colors = ["#2f6fb3", "#c77a12", "#2b8a3e", "#7b2cbf", "#c8102e", "#495057"]
 
-    # Evaluation: mean with its 95% interval per opponent.
-    ax = axes["eval"]
+def _eval_panel(ax: Any, log: RunLog) -> None:
+    """Evaluation: the mean score difference with its 95% interval per opponent, final evaluations starred."""
     ax.axhline(0, color="#868e96", lw=0.8)
     for k, spec in enumerate(log.opponents):
         rows = [(e["decisions"], e["results"][spec], bool(e.get("final"))) for e in log.evals
@@ -226,7 +210,7 @@ def plot_curves(run: str | Path | RunLog, out: str | Path | None = None, title: 
         mean = [_num(r.get("mean")) for _, r, _ in rows]
         lo = [_num(r.get("ci_low")) for _, r, _ in rows]
         hi = [_num(r.get("ci_high")) for _, r, _ in rows]
-        c = colors[k % len(colors)]
+        c = _COLORS[k % len(_COLORS)]
         deals = {int(r["deals"]) for _, r, _ in rows if isinstance(r.get("deals"), (int, float))}
         label = f"vs {spec}" + (f" ({'/'.join(str(d) for d in sorted(deals))} deals)" if deals else "")
         ax.fill_between(xs, lo, hi, color=c, alpha=0.18, lw=0, label=None)
@@ -243,14 +227,15 @@ def plot_curves(run: str | Path | RunLog, out: str | Path | None = None, title: 
                 color="#868e96", fontsize=11)
     _decisions_axis(ax)
 
-    # Entropy, overall and per phase.
-    ax = axes["entropy"]
+
+def _entropy_panel(ax: Any, log: RunLog) -> None:
+    """Policy entropy, overall and per phase."""
     xs, ys = _series(log.iterations, "losses/entropy")
     if xs:
         ax.plot(xs, ys, color="black", lw=2.0, label="all decisions")
     for k, phase in enumerate(log.entropy_phases):
         px, py = _series(log.iterations, f"losses/entropy_{phase}")
-        ax.plot(px, py, "-o" if len(px) <= 30 else "-", ms=2.5, lw=1.1, color=colors[k % len(colors)], alpha=0.9, label=phase)
+        ax.plot(px, py, "-o" if len(px) <= 30 else "-", ms=2.5, lw=1.1, color=_COLORS[k % len(_COLORS)], alpha=0.9, label=phase)
     ax.set_title("Policy entropy over the legal actions (nats)", fontsize=10.5)
     ax.set_ylabel("entropy")
     if xs or log.entropy_phases:
@@ -259,14 +244,15 @@ def plot_curves(run: str | Path | RunLog, out: str | Path | None = None, title: 
         ax.text(0.5, 0.5, "no entropy in this log", ha="center", va="center", transform=ax.transAxes, color="#868e96")
     _decisions_axis(ax)
 
-    # Throughput.
-    ax = axes["throughput"]
+
+def _throughput_panel(ax: Any, log: RunLog) -> None:
+    """Decisions per second per iteration, and their median."""
     xs, ys = _series(log.iterations, "charts/decisions_per_second")
     if xs:
-        ax.plot(xs, ys, color=colors[2], lw=1.0, alpha=0.8, label="per iteration")
+        ax.plot(xs, ys, color=_COLORS[2], lw=1.0, alpha=0.8, label="per iteration")
         ordered = sorted(ys)
         median = ordered[len(ordered) // 2] if len(ordered) % 2 else (ordered[len(ordered) // 2 - 1] + ordered[len(ordered) // 2]) / 2
-        ax.axhline(median, color=colors[2], ls="--", lw=1.0, label=f"median {median:,.0f}/s")
+        ax.axhline(median, color=_COLORS[2], ls="--", lw=1.0, label=f"median {median:,.0f}/s")
         ax.legend(fontsize=9, loc="best")
         ax.set_ylim(bottom=0)
     else:
@@ -275,17 +261,18 @@ def plot_curves(run: str | Path | RunLog, out: str | Path | None = None, title: 
     ax.set_ylabel("decisions / s")
     _decisions_axis(ax)
 
-    # Warm start (behaviour cloning), if the run had one.
-    ax = axes["warmstart"]
+
+def _warmstart_panel(ax: Any, log: RunLog) -> None:
+    """The warm start's loss and accuracy (behaviour cloning or distillation), if the run had one."""
     if log.warmstart:
         xs, loss = _series(log.warmstart, "loss", x="iteration")
-        ax.plot(xs, loss, "-o", ms=3, color=colors[3], label="loss (cross-entropy)")
-        ax.set_ylabel("loss", color=colors[3])
+        ax.plot(xs, loss, "-o", ms=3, color=_COLORS[3], label="loss (cross-entropy)")
+        ax.set_ylabel("loss", color=_COLORS[3])
         twin = ax.twinx()
         ax2x, acc = _series(log.warmstart, "accuracy", x="iteration")
-        twin.plot(ax2x, acc, "-s", ms=3, color=colors[1], label="accuracy")
+        twin.plot(ax2x, acc, "-s", ms=3, color=_COLORS[1], label="accuracy")
         kind, accuracy = warmstart_labels(log.warmstart)
-        twin.set_ylabel(accuracy, color=colors[1])
+        twin.set_ylabel(accuracy, color=_COLORS[1])
         twin.set_ylim(0, 1)
         of = log.warmstart[-1].get("of")
         ax.set_title(f"Warm start: {kind} ({len(log.warmstart)}" + (f" of {of}" if of else "")
@@ -301,6 +288,25 @@ def plot_curves(run: str | Path | RunLog, out: str | Path | None = None, title: 
         ax.text(0.5, 0.5, "no warm start in this run", ha="center", va="center", transform=ax.transAxes,
                 color="#868e96", fontsize=11)
 
+
+
+def plot_curves(run: str | Path | RunLog, out: str | Path | None = None, title: str | None = None, dpi: int = 110) -> Path:
+    """Draw the curves of ``run`` (a run directory, a log file or a :class:`RunLog`) to the PNG ``out``
+    (default ``RUN_DIR/curves.png``). Returns the path written."""
+    log = run if isinstance(run, RunLog) else load_log(run)
+    if out is None:
+        if isinstance(run, RunLog):
+            raise CurveError("give out= when plotting a RunLog")
+        base = Path(run)
+        out = (base if base.is_dir() else base.parent) / DEFAULT_PNG
+    out = Path(out)
+    Figure, FigureCanvasAgg = _matplotlib()
+
+    fig = Figure(figsize=(13, 8.4 if log.warmstart else 8.0), dpi=dpi, layout="constrained")
+    FigureCanvasAgg(fig)
+    grid = fig.subplots(2, 2)
+    for draw, ax in zip((_eval_panel, _entropy_panel, _throughput_panel, _warmstart_panel), grid.flat):
+        draw(ax, log)
     for ax in grid.flat:
         ax.grid(True, alpha=0.3)
     last = log.iterations[-1] if log.iterations else {}
