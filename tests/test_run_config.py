@@ -155,4 +155,7 @@ def test_key_listing_covers_every_leaf_with_its_docstring():
     assert rows["network.activation"][0] == "'relu' | 'tanh'"
     assert rows["ppo.ent_coef_final"][0] == "float | null"
     assert all(doc for _, doc in rows.values())  # every key is documented
+    # A docstring wrapped over several lines is listed whole, not cut at its first line break.
+    assert rows["ppo.skip_forced"][1].endswith("takes over as the bootstrap point.")
+    assert [key for key, (_, doc) in rows.items() if not doc.endswith(".") or "\n" in doc] == []
     assert len(rows) >= 50

@@ -10,8 +10,8 @@ pydantic validates as nested fields (the environment package does not depend on 
   loaded first and the file's own keys are deep-merged over it;
 * ``--set dotted.key=value`` overrides (values parsed as YAML);
 * every validation error as one line naming the dotted key, the value and what is allowed;
-* :func:`describe`: every key, its type and its docstring's first line (``--list-keys``), read
-  from the model's JSON schema.
+* :func:`describe`: every key, its type and its docstring's first paragraph on one line
+  (``--list-keys``), read from the model's JSON schema.
 
 >>> from pydantic import BaseModel, Field
 >>> class Section(BaseModel):
@@ -226,7 +226,16 @@ def _schema_at(model: type[BaseModel], path: list[str]) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- listing keys
 def describe(model: type[BaseModel]) -> list[tuple[str, str, str]]:
-    """``(dotted key, type, first line of its docstring)`` of every leaf field."""
+    r"""``(dotted key, type, meaning)`` of every leaf field; the meaning is its docstring's first paragraph
+    on one line (a docstring wrapped over several lines is whole, not cut at its first line break).
+
+    >>> from pydantic import BaseModel, Field
+    >>> class Top(BaseModel):
+    ...     model_config = SECTION
+    ...     rate: Float = Field(0.1, description="Step size: larger is faster\n  and less stable.\n\nMore, left out.")
+    >>> describe(Top)
+    [('rate', 'float', 'Step size: larger is faster and less stable.')]
+    """
     schema = model.model_json_schema()
 
     def walk(node: dict[str, Any], prefix: str) -> list[tuple[str, str, str]]:
@@ -238,12 +247,17 @@ def describe(model: type[BaseModel]) -> list[tuple[str, str, str]]:
                 rows += walk(inner, f"{prefix}{name}.")
             else:
                 doc = field.get("description") or inner.get("description") or ""
-                rows.append((prefix + name, _type_name(field), doc.split("\n")[0]))
+                rows.append((prefix + name, _type_name(field), _first_paragraph(doc)))
                 if "properties" in items:  # a list of sections (stages): the keys of an entry, as name[N].key
                     rows += walk(items, f"{prefix}{name}[N].")
         return rows
 
     return walk(schema, "")
+
+
+def _first_paragraph(doc: str) -> str:
+    """The text up to the first blank line, its lines joined by single spaces."""
+    return " ".join(re.split(r"\n\s*\n", doc.strip(), maxsplit=1)[0].split())
 
 
 _JSON_TYPES = {"number": "float", "integer": "int", "boolean": "bool", "string": "str", "null": "null"}
