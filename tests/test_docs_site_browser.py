@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 from conftest import IN_CI
-from test_replay_browser import CHROMEDRIVER, CHROMIUM, CHROMIUM_FLAGS, _missing, artifacts_dir
+from test_replay_browser import _missing, artifacts_dir, start_chromium
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -90,19 +90,7 @@ def site(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def driver(site, tmp_path_factory):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    service = Service(executable_path=CHROMEDRIVER, log_output=str(tmp_path_factory.mktemp("chromedriver") / "log.txt"))
-    drv = webdriver.Chrome(service=service, options=options)
-    drv.set_page_load_timeout(30)
-    drv.set_script_timeout(30)
+    drv = start_chromium(tmp_path_factory)
     yield drv
     drv.quit()
 

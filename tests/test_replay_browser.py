@@ -59,6 +59,13 @@ def driver(tmp_path_factory):
         if IN_CI:
             pytest.fail(reason + " -- CI=true, so this is a failure, not a skip (see .ci/run)", pytrace=False)
         pytest.skip(reason)
+    drv = start_chromium(tmp_path_factory)
+    yield drv
+    drv.quit()
+
+
+def start_chromium(tmp_path_factory):
+    """Headless Debian chromium through its own chromedriver, browser console kept, 30 s page and script limits."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -72,8 +79,8 @@ def driver(tmp_path_factory):
     service = Service(executable_path=CHROMEDRIVER, log_output=str(tmp_path_factory.mktemp("chromedriver") / "log.txt"))
     drv = webdriver.Chrome(service=service, options=options)
     drv.set_page_load_timeout(30)
-    yield drv
-    drv.quit()
+    drv.set_script_timeout(30)
+    return drv
 
 
 @pytest.fixture(scope="module")
