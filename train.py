@@ -20,7 +20,8 @@ One iteration, top to bottom (:meth:`Trainer.ppo_iteration`):
    (everything a resume needs) and ``checkpoints/best.pt``, written atomically.
 
 A run is a list of stages (``stages``: behaviour cloning and expert iteration from a teacher,
-:mod:`agents.training.warmstart`, and PPO, each with its own budget and keys; :mod:`agents.training.stages`),
+:mod:`agents.training.warmstart`, and PPO, each with its own budget and keys), resolved once from the
+config (:mod:`agents.training.config`: its models, marks and stages),
 by default a warm start then PPO. Ctrl-C finishes the iteration, saves and exits;
 ``--resume RUN_DIR`` continues bit for bit (:mod:`agents.training.run_state`). A checkpoint is
 an agent: ``ppo:RUN_DIR/checkpoints/best.pt`` works wherever an agent spec does.
@@ -33,300 +34,46 @@ import argparse
 import copy
 import math
 import os
-import re
+import tempfile
 import time
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
 import yaml
-from pydantic import BaseModel, Field, model_validator
-from typing_extensions import Self
 
-from agents import make_agent, parse_spec
+from agents import make_agent
 from agents.ppo import files, make_checkpoint
-from agents.ppo.network import ActorCritic, NetworkConfig, ValueNorm, log_probs, masked_entropy
+from agents.ppo.network import ActorCritic, ValueNorm, log_probs, masked_entropy
 from agents.run_dir import RunDir
 from agents.training import config_io, run_state
 from agents.training.compute import Compute, minibatches, network_actions, network_outputs, optimizer_step, resolve_compute
-from agents.training.config_io import SECTION, Bool, Float, Int, allowed, not_allowed, section
+from agents.training.config import LEARNER_TEACHER, Config, PPOConfig, Run, check_resume_changes, key_listing, load_config, load_run
 from agents.training.evaluation import EVAL_TAGS, evaluate_checkpoint
 from agents.training.log import RunLog
 from agents.training.opponents import OpponentPool, Opponents, snapshot_agent
 from agents.training.rollout import SeatRollout, compute_gae, update_value_norm
 from agents.training.run_state import TrainingError, WorkerState
-from agents.training.stages import StageConfig, fixed_key_error, plan_stages, stage_config
 from agents.training.warmstart import (
     BC_STATS,
-    LEARNER_TEACHER,
     count_rounds,
     init_weights,
+    initial_network,
     make_teacher,
     phase_of,
     searched_weights,
     warm_start_update,
 )
 from agents.training.workers import Workers, exit_worker, launched_by_torchrun, spawn
-from pcr_env.config import RulesConfig
 from pcr_env.engine import Phase
 from pcr_env.seating import derive_seed as stream_seed  # one seeding scheme for every tool
 from pcr_env.vector import VectorEnv
 
-__all__ = ["Config", "Compute", "ActorCritic", "ValueNorm", "Trainer", "load_config", "collect", "ppo_update",
-           "resolve_compute", "network_outputs", "main"]
+__all__ = ["Config", "Run", "Compute", "ActorCritic", "ValueNorm", "Trainer", "load_config", "load_run", "collect",
+           "ppo_update", "resolve_compute", "network_outputs", "main"]
 
 PHASE_NAMES = [p.name.lower() for p in Phase]
-PhaseName = Literal["pass", "bid", "trump", "discard", "play"]
-
-
-# =========================================================================== configuration
-def _is_spec(spec: str) -> bool:
-    parse_spec(spec)  # its ValueError lists the valid specs
-    return True
-
-
-AgentSpec = Annotated[str, allowed(_is_spec, "an agent spec")]
-"""An agent spec accepted by :func:`agents.make_agent` (``heuristic``, ``ppo:PATH``, ``search:...``)."""
-TeacherSpec = Annotated[str, allowed(lambda spec: spec == LEARNER_TEACHER or _is_spec(spec),
-                                     f"an agent spec or '{LEARNER_TEACHER}'")]
-"""An agent spec, or ``search:learner``: search over the network being trained (:mod:`agents.training.warmstart`)."""
-section(RulesConfig)  # the stdlib dataclasses of the env and the network: unknown keys refused, docstrings kept
-section(NetworkConfig)
-
-
-class PPOConfig(BaseModel):
-    """PPO and rollout hyperparameters (section ``ppo``)."""
-
-    model_config = SECTION
-
-    total_decisions: Int = Field(60_000_000, ge=1)
-    """Training length: decisions taken in all games (every seat, learner or not), warm start excluded."""
-    num_envs: Int = Field(256, ge=1)
-    """Games played side by side (all workers together; each worker runs num_envs / num_workers)."""
-    num_steps: Int = Field(128, ge=1)
-    """Decisions per game per rollout; one rollout is num_envs * num_steps decisions."""
-    learning_rate: Float = Field(3e-4, gt=0)
-    """Adam learning rate at the start of PPO."""
-    lr_schedule: Literal["linear", "constant"] = "linear"
-    """``linear``: anneal the learning rate to 0 over the run; ``constant``: keep it."""
-    adam_eps: Float = Field(1e-5, gt=0)
-    """Adam epsilon."""
-    gamma: Float = Field(1.0, gt=0, le=1)
-    """Discount per decision of the same seat (1.0: undiscounted round score)."""
-    gae_lambda: Float = Field(0.95, ge=0, le=1)
-    """GAE lambda."""
-    return_horizon: Literal["round", "game"] = "round"
-    """Where a seat's trajectory ends: ``round`` (the return is the team's score difference of the
-    round; games still run to the target score so pass directions and score context cycle as in
-    real play) or ``game`` (the sum over the rest of the game; use gamma < 1)."""
-    reward_scale: Float = Field(0.05, gt=0)
-    """Rewards (round score differences, about -40..40) are multiplied by this before learning."""
-    value_norm: Bool = True
-    """Normalise value targets with running statistics (the critic predicts normalised returns)."""
-    update_epochs: Int = Field(4, ge=1)
-    """Passes over each rollout."""
-    num_minibatches: Int = Field(4, ge=1)
-    """Minibatches per pass (per worker)."""
-    clip_coef: Float = Field(0.2, gt=0, lt=1)
-    """PPO ratio clipping."""
-    clip_vloss: Bool = True
-    """Clip the value loss around the old value prediction."""
-    norm_adv: Bool = True
-    """Normalise advantages within each minibatch."""
-    ent_coef: Float = Field(0.01, ge=0)
-    """Entropy bonus coefficient (entropy over the legal actions)."""
-    ent_coef_final: Float | None = Field(None, ge=0)
-    """If set, the entropy coefficient anneals linearly from ent_coef to this value."""
-    vf_coef: Float = Field(0.5, ge=0)
-    """Value loss coefficient."""
-    max_grad_norm: Float = Field(0.5, gt=0)
-    """Global gradient-norm clip."""
-    target_kl: Float | None = Field(None, gt=0)
-    """Stop a rollout's update early once the approximate KL exceeds this (null: never)."""
-    skip_forced: Bool = True
-    """Play forced moves (a single legal action, about 15% of decisions: last tricks, singletons
-    that must follow suit) without the network and leave them out of the trajectories: they carry
-    no policy gradient, and the seat's next real decision takes over as the bootstrap point."""
-
-
-class SelfPlayConfig(BaseModel):
-    """Who the learner plays against (section ``selfplay``)."""
-
-    model_config = SECTION
-
-    opponents: dict[str, Annotated[Float, Field(ge=0)]] = Field(
-        default_factory=lambda: {"self": 0.7, "snapshot": 0.2, "heuristic": 0.1}, min_length=1)
-    """Mix of opponents, drawn per game each time a trajectory ends, as probabilities (summing to 1):
-    ``self`` (both teams are the current network), ``snapshot`` (a frozen past network from the
-    pool) or any agent spec (``heuristic``, ``random``, ``ppo:PATH``)."""
-    snapshot_every: Int = Field(10, ge=1)
-    """Add the current network to the snapshot pool every this many PPO iterations
-    (the starting network is always added first)."""
-    pool_size: Int = Field(10, ge=1)
-    """Snapshots kept; the newest replaces the oldest."""
-    pfsp_power: Float = Field(2.0, ge=0)
-    """Prioritised fictitious self-play: snapshot j is drawn with weight (1 - p_j)^power, p_j the
-    learner's round-win rate against it (0: uniform)."""
-
-    @model_validator(mode="after")
-    def _check(self) -> Self:
-        for name, weight in self.opponents.items():
-            try:
-                if name not in ("self", "snapshot"):
-                    parse_spec(name)
-            except ValueError as err:
-                raise not_allowed(f"opponents.{name}", weight, f"'self', 'snapshot' or an agent spec ({err})") from None
-        total = sum(self.opponents.values())
-        if abs(total - 1.0) > 1e-6:
-            raise not_allowed("opponents", self.opponents,
-                              f"a probability distribution: weights >= 0 that sum to 1 (these sum to {total:g})")
-        return self
-
-
-class WarmStartConfig(BaseModel):
-    """Optional start before PPO (section ``warmstart``)."""
-
-    model_config = SECTION
-
-    decisions: Int = Field(0, ge=0)
-    """Behaviour-clone the teacher on this many of its own decisions before PPO (0: no warm start)."""
-    teacher: TeacherSpec = "heuristic"
-    """Agent spec of the teacher (it plays every seat of behaviour cloning's games), or ``search:learner``:
-    search over the network itself, frozen at the start of its stage (a recipe needs no earlier run's file)."""
-    teacher_options: dict[str, Any] = Field(default_factory=dict)
-    """Keyword arguments of the teacher's factory, e.g. ``{worlds: 16, phases: [play]}`` for a ``search:``
-    teacher (its budget per label: ``benchmarks/speed/search_cost.py``); an unknown one is a ``TypeError``."""
-    epochs: Int = Field(2, ge=1)
-    """Passes over each rollout of teacher decisions."""
-    learning_rate: Float = Field(1e-3, gt=0)
-    """Adam learning rate of the warm start (its own optimiser)."""
-    init_from: str = ""
-    """Start from the weights of this checkpoint (a best.pt / latest.pt / 'pretrained') instead of a
-    fresh network; its rules and network shape must match. Empty: fresh network."""
-    play: Literal["teacher", "learner"] = "teacher"
-    """Who plays the warm-start games: ``teacher`` (behaviour cloning on the teacher's own games) or
-    ``learner`` (expert iteration: the network plays, the teacher only labels its positions)."""
-    label_phases: tuple[PhaseName, ...] = Field(("pass", "bid", "trump", "discard", "play"), min_length=1)
-    """Decisions the teacher labels and the network learns; the others are played but not trained on
-    (a search teacher is costly: labelling only ``[bid, trump]``, where contracts are won and lost, is cheap)."""
-    targets: Literal["action", "values"] = "action"
-    """What the network learns from the teacher: ``action`` (cross-entropy on its chosen action) or ``values``
-    (cross-entropy on the teacher's per-action distribution, :meth:`agents.search.SearchAgent.action_targets`:
-    the base's probabilities re-weighted by ``exp(advantage / temperature)``, ``temperature`` a teacher option).
-    ``values`` needs a ``search:`` teacher and ``play: learner``; its logged ``accuracy`` is agreement with the
-    target's most probable action."""
-
-    @model_validator(mode="after")
-    def _check(self) -> Self:
-        if self.targets == "values" and self.play != "learner":
-            raise not_allowed("play", self.play, "'learner' with targets: values (the teacher labels the "
-                              "network's own positions)")
-        if self.targets == "values" and not self.teacher.startswith("search:"):
-            raise not_allowed("teacher", self.teacher, "a search: spec with targets: values (per-action values "
-                              "come from its rollouts)")
-        return self
-
-
-class EvalConfig(BaseModel):
-    """Duplicate evaluation during training (section ``eval``)."""
-
-    model_config = SECTION
-
-    every: Int = Field(25, ge=0)
-    """Evaluate every this many PPO iterations (0: only at the end)."""
-    deals: Int = Field(500, ge=0)
-    """Deals per evaluation and opponent; each deal is played twice with the seats swapped (0: never evaluate)."""
-    final_deals: Int = Field(2000, ge=0)
-    """Deals of the evaluation at the end of training."""
-    opponents: tuple[AgentSpec, ...] = ("random", "heuristic")
-    """Agent specs to evaluate against."""
-    best_opponent: str = "heuristic"
-    """best.pt is the checkpoint with the highest mean score difference against this opponent."""
-    greedy: Bool = True
-    """Evaluate (and export) the policy acting greedily (its most probable legal action)."""
-    seed: Int = Field(2024, ge=0, lt=2**63)
-    """Seed of the evaluation deals (fixed: every evaluation of a run plays the same deals)."""
-
-    @model_validator(mode="after")
-    def _check(self) -> Self:
-        if self.opponents and self.best_opponent not in self.opponents:
-            raise not_allowed("best_opponent", self.best_opponent, f"one of eval.opponents {list(self.opponents)}")
-        return self
-
-
-class Config(BaseModel):
-    """A training run. Defaults are the shipped configuration; YAML files override them."""
-
-    model_config = SECTION
-
-    run_name: Annotated[str, allowed(lambda name: "/" not in name and name not in (".", ".."), "a plain folder name")] = ""
-    """Name of the run directory under output_dir (empty: <config name>__s<seed>__<date-time>)."""
-    output_dir: str = "runs"
-    """Folder holding run directories (relative paths are relative to the current directory)."""
-    seed: Int = Field(1, ge=0, lt=2**63)
-    """Seed of every random stream: games, weights, action sampling, opponent draws."""
-    device: Annotated[str, allowed(lambda d: re.fullmatch(r"auto|cpu|cuda(:\d+)?", d) is not None,
-                                   "'auto', 'cpu', 'cuda' or 'cuda:N'")] = "auto"
-    """``auto`` (CUDA when available, else CPU), ``cpu``, ``cuda`` or ``cuda:N``."""
-    precision: Literal["auto", "float32", "bfloat16"] = "auto"
-    """Precision of the network's matrix products while training (rollout forward passes and updates):
-    ``bfloat16`` is mixed precision (torch.autocast; weights, optimizer state, losses and gradients stay
-    float32), about twice as fast on a CPU with native bfloat16 (AVX512-BF16 or AMX) or a recent GPU;
-    ``auto`` picks it there and ``float32`` elsewhere. Evaluation and the saved agent always use float32."""
-    num_workers: Int = Field(1, ge=1)
-    """Data-parallel worker processes (one torch thread each); 2 uses both cores of a 2-core machine."""
-    checkpoint_every: Int = Field(10, ge=1)
-    """Write checkpoints/latest.pt every this many iterations, warm-start ones included (and always at the end or on Ctrl-C)."""
-    rules: RulesConfig = Field(default_factory=RulesConfig)
-    """Rules of the games (pcr_env.RulesConfig fields: players, passing, double_run_bonus, bidding, ...)."""
-    network: NetworkConfig = Field(default_factory=NetworkConfig)
-    """Network shape (agents.ppo.NetworkConfig)."""
-    ppo: PPOConfig = Field(default_factory=PPOConfig)
-    """PPO hyperparameters."""
-    selfplay: SelfPlayConfig = Field(default_factory=SelfPlayConfig)
-    """Opponent mix and snapshot pool."""
-    warmstart: WarmStartConfig = Field(default_factory=WarmStartConfig)
-    """Behaviour-cloning warm start or initial weights."""
-    eval: EvalConfig = Field(default_factory=EvalConfig)
-    """Evaluation schedule."""
-    stages: list[StageConfig] = Field(default_factory=list)
-    """The run's stages in order (kind bc, expert_iteration or ppo, a budget of decisions, its own ppo and
-    warmstart keys; :mod:`agents.training.stages`). Empty: warmstart.decisions of warm start, then
-    ppo.total_decisions of PPO (both are ignored when stages are given)."""
-
-    @model_validator(mode="after")
-    def _check(self) -> Self:
-        if self.ppo.num_envs % self.num_workers:
-            raise not_allowed("ppo.num_envs", self.ppo.num_envs, f"a multiple of num_workers ({self.num_workers})")
-        plain = config_io.to_plain(self)
-        for i, stage in enumerate(plain["stages"]):
-            why = fixed_key_error(i, stage)
-            if why:
-                raise ValueError(why)
-            try:
-                config_io.validate(Config, stage_config(plain, stage))
-            except config_io.ConfigError as err:  # name the key inside the stage
-                message = str(err).replace("config key '", f"config key 'stages[{i}].", 1)
-                raise ValueError(message.replace("(did you mean '", f"(did you mean 'stages[{i}].")) from None
-        return self
-
-    def stage_configs(self) -> list[tuple[str, Config]]:
-        """``(kind, the whole config the stage runs with)`` of every stage, in order."""
-        plain = config_io.to_plain(self)
-        return [(s["kind"], config_io.validate(Config, stage_config(plain, s))) for s in plan_stages(plain)]
-
-    def stage_iterations(self) -> list[int]:
-        """Rollouts of every stage: its budget in whole rollouts of ``ppo.num_envs * ppo.num_steps`` decisions."""
-        per_rollout = self.ppo.num_envs * self.ppo.num_steps
-        return [max(1, math.ceil((c.ppo.total_decisions if kind == "ppo" else c.warmstart.decisions) / per_rollout))
-                for kind, c in self.stage_configs()]
-
-
-def load_config(path: str | None, overrides: list[str], base: dict[str, Any] | None = None) -> Config:
-    """Config from defaults, then a YAML file (and its ``base:``) or ``base``, then ``key=value`` overrides."""
-    data = config_io.load_yaml(path) if path else dict(base or {})
-    return config_io.validate(Config, config_io.apply_overrides(data, overrides))
 
 
 # =========================================================================== seeding
@@ -340,13 +87,6 @@ def seeded_worker(cfg: Config, rank: int) -> WorkerState:
     return WorkerState.start(envs, np.random.default_rng([cfg.seed, 2, rank]),
                              torch.Generator().manual_seed(stream_seed(cfg.seed, 3, rank)))
 
-
-def make_opponents(cfg: Config, rank: int, n_games: int) -> Opponents:
-    """The opponent mix of ``selfplay.opponents``, its agent specs built with per-worker seeds."""
-    specs = [k for k in cfg.selfplay.opponents if k not in ("self", "snapshot")]
-    agents = {spec: make_agent(spec, seed=stream_seed(cfg.seed, 4, rank, i), rules=cfg.rules)
-              for i, spec in enumerate(specs)}
-    return Opponents(cfg.selfplay.opponents, agents, n_games)
 
 
 # =========================================================================== collection
@@ -496,20 +236,37 @@ def update_summary(sums: np.ndarray, weight: float, phase_entropy: np.ndarray, p
 
 
 # =========================================================================== the run
-def setup_run(args: argparse.Namespace) -> tuple[Config, Path, dict[str, Any] | None]:
-    """Resolve the config and the run directory (new run, or the run to resume)."""
+def setup_run(args: argparse.Namespace) -> tuple[Run, Path, dict[str, Any] | None]:
+    """The run (its config validated once) and its directory: a new run, or the run to resume."""
     if args.resume:
         if args.config:
             raise ValueError("--resume takes the config of the run it continues: drop --config (use --set to change a key)")
         ckpt = run_state.read_resume(Path(args.resume))
-        cfg = load_config(None, args.set, base=ckpt["config"])
-        run_state.check_resume_changes(ckpt["config"], config_io.to_plain(cfg))
-        return cfg, Path(args.resume), ckpt
+        run = load_run(None, args.set, base=ckpt["config"])
+        check_resume_changes(ckpt["config"], config_io.to_plain(run.config))
+        return run, Path(args.resume), ckpt
     if not args.config:
         raise ValueError("give --config FILE (for example configs/ppo_selfplay.yaml) or --resume RUN_DIR")
-    cfg = load_config(args.config, args.set)
+    run = load_run(args.config, args.set)
+    cfg = run.config
     name = cfg.run_name or f"{Path(args.config).stem}__s{cfg.seed}__{time.strftime('%Y%m%d-%H%M%S')}"
-    return cfg, run_state.new_run_dir(Path(args.run_dir) if args.run_dir else Path(cfg.output_dir) / name), None
+    return run, run_state.new_run_dir(Path(args.run_dir) if args.run_dir else Path(cfg.output_dir) / name), None
+
+
+def check_start(run: Run, resume: dict[str, Any] | None) -> None:
+    """What a start needs beyond a valid config, checked before anything is written: the device exists here,
+    ``warmstart.init_from`` loads and fits the run's rules and network, and every agent the run plays or learns
+    from (opponents, evaluation opponents, teachers with their options) can be built."""
+    cfg = run.config
+    resolve_compute(cfg.device, cfg.precision)
+    if cfg.warmstart.init_from and resume is None:
+        initial_network(cfg.warmstart.init_from, cfg.network, cfg.rules)
+    for spec in {*cfg.selfplay.opponents, *cfg.eval.opponents} - {"self", "snapshot"}:
+        make_agent(spec, rules=cfg.rules)
+    for kind, stage_config, _ in run.stages:
+        warm = stage_config.warmstart
+        if kind != "ppo" and warm.teacher != LEARNER_TEACHER:
+            make_agent(warm.teacher, rules=cfg.rules, **warm.teacher_options)
 
 
 class Trainer:
@@ -520,15 +277,15 @@ class Trainer:
     them hold the same weights. The main worker (rank 0) writes the run directory.
     """
 
-    def __init__(self, workers: Workers, cfg: Config, run_dir: Path, resume: dict[str, Any] | None, quiet: bool):
+    def __init__(self, workers: Workers, run: Run, run_dir: Path, resume: dict[str, Any] | None, quiet: bool):
         torch.set_num_threads(1)
+        cfg = run.config
         self.cfg, self.run_dir, self.workers, self.main = cfg, run_dir, workers, workers.is_main
         self.paths = RunDir(run_dir)
         self.compute = resolve_compute(cfg.device, cfg.precision)
         self.rules, p = cfg.rules, cfg.ppo
-        self.decisions_per_iteration = p.num_envs * p.num_steps
-        self.stages = cfg.stage_configs()
-        self.stage_iterations = cfg.stage_iterations()
+        self.decisions_per_iteration = run.decisions_per_iteration
+        self.stages = run.stages
         self.config_dict = config_io.to_plain(cfg)
 
         self.ws = seeded_worker(cfg, workers.rank)
@@ -536,14 +293,13 @@ class Trainer:
         self.model = ActorCritic(envs.obs_dim, envs.state_dim, envs.num_actions, cfg.network).to(self.compute.device)
         self.value_norm = ValueNorm()
         if cfg.warmstart.init_from and resume is None:
-            init_weights(self.model, self.value_norm, cfg.warmstart.init_from, cfg.network, self.rules,
-                         self.config_dict["network"])
-        values = any(kind != "ppo" and c.warmstart.targets == "values" for kind, c in self.stages)
+            init_weights(self.model, self.value_norm, cfg.warmstart.init_from, self.rules)
+        values = any(s.kind != "ppo" and s.config.warmstart.targets == "values" for s in self.stages)
         self.storage = SeatRollout(p.num_steps, envs.num_envs, envs.n_players,
                                    (envs.state_dim if cfg.network.central_critic else envs.obs_dim)
                                    + self.model.card_input_size, targets=values)
         self.pool = OpponentPool(cfg.selfplay.pool_size, cfg.selfplay.pfsp_power, self.compute.dtype)
-        self.opp = make_opponents(cfg, workers.rank, envs.num_envs)
+        self.opp = Opponents.from_config(cfg.selfplay, self.rules, cfg.seed, workers.rank, envs.num_envs)
         # Every teacher is built now (a bad option fails at the start, not hours in); each has its own stream.
         self.teachers = [self.stage_teacher(k) for k in range(len(self.stages))]
 
@@ -554,8 +310,6 @@ class Trainer:
         self.best_score, self.last_saved, self.last_eval = -math.inf, "none yet", ""
         if resume is not None:
             self._restore(resume)
-        if self.main and cfg.eval.deals and cfg.eval.opponents:
-            from agents import evaluation  # noqa: F401  (fail now, not at the first evaluation)
         if self.main:
             run_state.remove_leftovers(self.paths.checkpoints)
         self.log = self._open_log(resume["training"] if resume is not None else None, quiet)
@@ -582,12 +336,12 @@ class Trainer:
 
     @property
     def kind(self) -> str:
-        return self.stages[self.stage][0] if self.stage < len(self.stages) else "done"
+        return self.stages[self.stage].kind if self.stage < len(self.stages) else "done"
 
     @property
     def scfg(self) -> Config:
         """The config of the current stage (the last one's once all are done)."""
-        return self.stages[min(self.stage, len(self.stages) - 1)][1]
+        return self.stages[min(self.stage, len(self.stages) - 1)].config
 
     @property
     def teacher(self) -> Any:
@@ -595,7 +349,7 @@ class Trainer:
 
     def stage_teacher(self, k: int) -> Any:
         """Stage ``k``'s teacher (None for PPO), with its own stream; ``search:learner`` searches the network as it is now."""
-        kind, c = self.stages[k]
+        kind, c, _ = self.stages[k]
         if kind == "ppo":
             return None
         return make_teacher(c.warmstart.teacher, self.model, self.rules, stream_seed(self.cfg.seed, 5, self.workers.rank,
@@ -609,7 +363,7 @@ class Trainer:
         return torch.optim.Adam(self.model.parameters(), lr=lr, eps=c.ppo.adam_eps)
 
     def _restore(self, resume: dict[str, Any]) -> None:
-        warm = self.stage_iterations[0] if self.stages[0][0] != "ppo" else 0
+        warm = self.stages[0].iterations if self.stages[0].kind != "ppo" else 0
         tr = run_state.with_stages(resume["training"], warm, self.decisions_per_iteration)
         self.model.load_state_dict(resume["model"])
         self.value_norm.load_state_dict(resume["value_norm"])
@@ -628,7 +382,7 @@ class Trainer:
         if self.stage >= len(self.stages):
             return f"the end of all {len(self.stages)} stages"
         return (f"stage {self.stage + 1}/{len(self.stages)} ({self.kind}) after {self.stage_done} of its "
-                f"{self.stage_iterations[self.stage]} iterations")
+                f"{self.stages[self.stage].iterations} iterations")
 
     # ---------------------------------------------------------------- checkpoints
     def agent_checkpoint(self, **extra: Any) -> dict[str, Any]:
@@ -716,7 +470,7 @@ class Trainer:
         bc_stats = {**out, "decisions_per_second": decisions / (time.time() - start)}
         self.log.scalars("bc", bc_stats, self.tb_step)
         self.log.record({"type": "warmstart", "stage": self.stage, "kind": self.kind, "iteration": self.bc_done,
-                         "of": self.stage_iterations[self.stage], "decisions": self.decisions,
+                         "of": self.stages[self.stage].iterations, "decisions": self.decisions,
                          "targets": c.warmstart.targets, **bc_stats})
         self.log.advance(int(decisions), f"accuracy {bc_stats['accuracy']:.3f}")
 
@@ -726,7 +480,7 @@ class Trainer:
         p = cfg.ppo
         self.iteration += 1
         start = time.time()
-        frac = self.stage_done / self.stage_iterations[self.stage]
+        frac = self.stage_done / self.stages[self.stage].iterations
         lr = p.learning_rate * (1.0 - frac) if p.lr_schedule == "linear" else p.learning_rate
         for group in self.optimizer.param_groups:
             group["lr"] = lr
@@ -764,7 +518,7 @@ class Trainer:
                          **{f"losses/{k}": v for k, v in losses.items()}})
         if self.iteration % cfg.selfplay.snapshot_every == 0:
             self.pool.add(snapshot_agent(self.model, self.rules, stream_seed(cfg.seed, 6, self.iteration)), self.iteration)
-        if cfg.eval.every and self.iteration % cfg.eval.every == 0 and self.stage_done + 1 < self.stage_iterations[self.stage]:
+        if cfg.eval.every and self.iteration % cfg.eval.every == 0 and self.stage_done + 1 < self.stages[self.stage].iterations:
             self.evaluate(cfg.eval.deals, final=False)
         self.log.advance(int(totals["decisions"]), self.last_eval)
 
@@ -781,7 +535,7 @@ class Trainer:
         """The stages in order from where the run stands, then the final evaluation; a stop saves latest.pt."""
         done_this_call, stop = 0, False
         while self.stage < len(self.stages) and not stop:
-            kind, total, dpi = self.kind, self.stage_iterations[self.stage], self.decisions_per_iteration
+            kind, total, dpi = self.kind, self.stages[self.stage].iterations, self.decisions_per_iteration
             if kind == "ppo" and len(self.pool) == 0:  # the network PPO starts from is the pool's first snapshot
                 self.pool.add(snapshot_agent(self.model, self.rules, stream_seed(self.cfg.seed, 6, self.iteration)),
                               self.iteration)
@@ -834,10 +588,10 @@ class Trainer:
         self.workers.close(clean)
 
 
-def train(workers: Workers, cfg: Config, run_dir: Path, resume: dict[str, Any] | None, max_iterations: int | None,
+def train(workers: Workers, run: Run, run_dir: Path, resume: dict[str, Any] | None, max_iterations: int | None,
           quiet: bool) -> None:
-    """One worker of a run (rank 0 writes the run directory)."""
-    trainer = Trainer(workers, cfg, run_dir, resume, quiet)
+    """One worker of a run (rank 0 writes the run directory, created when its log opens)."""
+    trainer = Trainer(workers, run, run_dir, resume, quiet)
     try:
         trainer.run(max_iterations)
     except BaseException:
@@ -848,12 +602,12 @@ def train(workers: Workers, cfg: Config, run_dir: Path, resume: dict[str, Any] |
     trainer.close()
 
 
-def _spawned(rank: int, cfg: Config, run_dir: Path, resume: dict[str, Any] | None, max_iterations: int | None,
-             quiet: bool) -> None:
-    workers = Workers(rank, cfg.num_workers, str((run_dir / ".rendezvous").resolve()))
+def _spawned(rank: int, run: Run, run_dir: Path, resume: dict[str, Any] | None, max_iterations: int | None,
+             quiet: bool, rendezvous: Path) -> None:
+    workers = Workers(rank, run.config.num_workers, str(rendezvous))
     # torch.multiprocessing hands every worker the same shared-memory tensors. Optimizer.load_state_dict
     # keeps them as they are, so without a private copy the workers would update one Adam state twice.
-    train(workers, cfg, run_dir, copy.deepcopy(resume), max_iterations, quiet)
+    train(workers, run, run_dir, copy.deepcopy(resume), max_iterations, quiet)
     exit_worker()
 
 
@@ -871,68 +625,66 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--list-keys", action="store_true", help="print every config key with its type and meaning")
     parser.add_argument("--dry-run", action="store_true",
-                        help="validate the config and the run directory, print the plan, write nothing")
+                        help="validate the config, the run directory, the device and warmstart.init_from; "
+                             "print the plan, write nothing")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     if args.list_keys:
-        for key, tp, doc in config_io.describe(Config):
-            print(f"{key:34s} {tp:40s} {doc}")
-        return
+        return print("\n".join(key_listing()))
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     torch.set_num_threads(1)
     if launched_by_torchrun():
         return main_torchrun(args)
     try:
-        cfg, run_dir, resume = setup_run(args)
+        run, run_dir, resume = setup_run(args)
+        check_start(run, resume)
     except ValueError as err:
         raise SystemExit(f"train.py: error: {err}") from None
-    if args.dry_run:  # the config and the run directory are valid: say what would run
-        plan = ", ".join(f"{kind} {n}" for (kind, _), n in zip(cfg.stage_configs(), cfg.stage_iterations()))
-        return print(f"train.py --dry-run: would {'resume' if resume else 'start'} {run_dir}: stages (iterations) {plan}; "
-                     f"{cfg.num_workers} worker(s); nothing written")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    if cfg.num_workers == 1:
+    if args.dry_run:  # the config, the run directory, the device and the starting weights are valid
+        return print(f"train.py --dry-run: would {'resume' if resume else 'start'} {run_dir}: stages (iterations) "
+                     f"{run.plan()}; {run.config.num_workers} worker(s); nothing written")
+    if run.config.num_workers == 1:
         try:
-            train(Workers(), cfg, run_dir, resume, args.max_iterations, args.quiet)
+            train(Workers(), run, run_dir, resume, args.max_iterations, args.quiet)
         except (TrainingError, ValueError) as err:
             raise SystemExit(f"train.py: error: {err}") from None
         return
-    spawn(_spawned, cfg.num_workers, (cfg, run_dir, resume, args.max_iterations, args.quiet),
-          run_dir / ".rendezvous", "train.py")
+    with tempfile.TemporaryDirectory(prefix="pcr-rendezvous-") as meeting:  # not in the run directory: nothing left there
+        rendezvous = Path(meeting) / "rendezvous"
+        spawn(_spawned, run.config.num_workers, (run, run_dir, resume, args.max_iterations, args.quiet, rendezvous),
+              rendezvous, "train.py")
 
 
 def main_torchrun(args: argparse.Namespace) -> None:
     """One process of a ``torchrun`` launch, on this machine or one of many.
 
-    The main worker (rank 0) resolves the config and the run directory (and reads latest.pt on
-    ``--resume``) and hands them to the others, so the other machines need neither the run
-    directory nor a shared file system; ``num_workers`` is torchrun's world size.
+    The main worker (rank 0) resolves the run and its directory (and reads latest.pt on ``--resume``) and
+    hands them to the others, so the other machines need neither the run directory nor a shared file
+    system, and no process validates the config again; ``num_workers`` is torchrun's world size.
     """
     workers = Workers.from_environment()
     setup: tuple[Any, ...] = ()
     if workers.is_main:
         try:
             args.set = [*args.set, f"num_workers={workers.world_size}"] if not args.resume else args.set
-            cfg, run_dir, resume = setup_run(args)
-            if cfg.num_workers != workers.world_size:
-                raise ValueError(f"this run was trained with num_workers={cfg.num_workers}: resume it with as many "
-                                 f"torchrun processes in all (this launch has {workers.world_size})")
-            setup = (config_io.to_plain(cfg), str(run_dir), resume)
+            run, run_dir, resume = setup_run(args)
+            if run.config.num_workers != workers.world_size:
+                raise ValueError(f"this run was trained with num_workers={run.config.num_workers}: resume it with as "
+                                 f"many torchrun processes in all (this launch has {workers.world_size})")
+            check_start(run, resume)
+            setup = (run, str(run_dir), resume)
         except ValueError as err:
             setup = (f"train.py: error: {err}",)
     setup = workers.broadcast(setup)
     if len(setup) == 1:
         workers.close()
         raise SystemExit(setup[0] if workers.is_main else 1)
-    config, run_dir_name, resume = setup
-    cfg, run_dir = config_io.validate(Config, config), Path(run_dir_name)
-    if workers.is_main:
-        run_dir.mkdir(parents=True, exist_ok=True)
+    run, run_dir_name, resume = setup
     try:
-        train(workers, cfg, run_dir, resume, args.max_iterations, args.quiet or not workers.is_main)
+        train(workers, run, Path(run_dir_name), resume, args.max_iterations, args.quiet or not workers.is_main)
     except (TrainingError, ValueError) as err:
         raise SystemExit(f"train.py: error: {err}") from None
     if workers.world_size > 1:

@@ -246,7 +246,7 @@ def test_init_from_a_plain_checkpoint_grafts_it(tmp_path):
 
     widths = ["network.hidden_sizes=[256, 256]", "network.critic_hidden_sizes=[256, 256]"]
     cfg = train.load_config("configs/smoke.yaml", [*widths, "network.card_head=true", f"warmstart.init_from={PLAIN}"])
-    trainer = train.Trainer(Workers(), cfg, tmp_path / "run", None, quiet=True)
+    trainer = train.Trainer(Workers(), train.Run.of(cfg), tmp_path / "run", None, quiet=True)
     trainer.close()
     shipped = build_model(read_checkpoint(PLAIN))
     obs = torch.from_numpy(np.stack([o for o, _ in play_positions(4, games=1, seed=13)]))
@@ -257,4 +257,4 @@ def test_init_from_a_plain_checkpoint_grafts_it(tmp_path):
     assert torch.equal(trainer.value_norm.mean, read_checkpoint(PLAIN)["value_norm"]["mean"])
     cfg = train.load_config("configs/smoke.yaml", ["network.card_head=true", f"warmstart.init_from={PLAIN}"])
     with pytest.raises(ValueError, match="has network"):
-        train.Trainer(Workers(), cfg, tmp_path / "run2", None, quiet=True)
+        train.Trainer(Workers(), train.Run.of(cfg), tmp_path / "run2", None, quiet=True)

@@ -122,11 +122,12 @@ def test_the_plain_recipe_of_an_hour_is_the_full_recipe_with_a_shorter_schedule(
 
 
 def test_the_main_job_is_the_card_aware_network_from_nothing_in_stages():
-    job = train.load_config(str(ROOT / "configs" / "card_hour.yaml"), [])
+    run = train.load_run(str(ROOT / "configs" / "card_hour.yaml"), [])
+    job = run.config
     assert job.network.card_head and not job.warmstart.init_from
-    assert [kind for kind, _ in job.stage_configs()] == ["bc", "ppo", "ppo"]
-    assert not any(c.warmstart.init_from for _, c in job.stage_configs())
-    assert job.stage_configs()[0][1].warmstart.teacher == "heuristic"  # an agent of the repository, not a file
+    assert [stage.kind for stage in run.stages] == ["bc", "ppo", "ppo"]
+    assert not any(stage.config.warmstart.init_from for stage in run.stages)
+    assert run.stages[0].config.warmstart.teacher == "heuristic"  # an agent of the repository, not a file
     makefile = (ROOT / "Makefile").read_text()
     assert "CONFIG ?= configs/card_hour.yaml" in makefile and "--config $(CONFIG)" in makefile
     # make train's figure of record is evaluate.py on seed 0: a suite the run's own evaluations never see.
@@ -137,13 +138,13 @@ def test_no_config_starts_from_a_file_only_experiment_recipes_do():
     """The recipes under configs/ start from nothing; those that start from an earlier run's file live in
     configs/experiments/ and name a file kept in agents/pretrained/, never a run directory's output."""
     for path in sorted((ROOT / "configs").glob("*.yaml")):
-        for _, c in train.load_config(str(path), []).stage_configs():
+        for _, c, _ in train.load_run(str(path), []).stages:
             assert not c.warmstart.init_from and "ppo:" not in c.warmstart.teacher, path.name
     experiments = sorted((ROOT / "configs" / "experiments").glob("*.yaml"))
     assert experiments
     for path in experiments:
         assert path.read_text().startswith("# An experiment recipe"), path.name
-        for _, c in train.load_config(str(path), []).stage_configs():
+        for _, c, _ in train.load_run(str(path), []).stages:
             files = [c.warmstart.init_from, c.warmstart.teacher.rpartition("ppo:")[2] if "ppo:" in c.warmstart.teacher else ""]
             assert all(not f or f.startswith("agents/pretrained/") and (ROOT / f).is_file() for f in files), (path.name, files)
 
@@ -159,3 +160,62 @@ def test_key_listing_covers_every_leaf_with_its_docstring():
     assert rows["ppo.skip_forced"][1].endswith("takes over as the bootstrap point.")
     assert [key for key, (_, doc) in rows.items() if not doc.endswith(".") or "\n" in doc] == []
     assert len(rows) >= 50
+
+
+# --------------------------------------------------------------------------- resolved once (agents/training/config.py)
+def _count_config_validations(monkeypatch) -> list[str]:
+    """Record every validation of a whole config (the sections of its stages are validated inside it)."""
+    from agents.training import config_io
+
+    seen, validate_once = [], config_io.validate
+
+    def counting(model, data, at=()):
+        if model is train.Config:
+            seen.append("Config")
+        return validate_once(model, data, at)
+
+    monkeypatch.setattr(config_io, "validate", counting)
+    return seen
+
+
+def test_a_staged_config_is_validated_once_into_its_run(monkeypatch):
+    seen = _count_config_validations(monkeypatch)
+    run = train.load_run(str(ROOT / "configs" / "card_long.yaml"), ["stages.3.ppo.learning_rate=5e-5"])
+    assert seen == ["Config"]
+    assert run.plan() == "bc 92, ppo 2747, expert_iteration 10, ppo 184"
+    assert [stage.config.ppo.learning_rate for stage in run.stages] == [3e-4, 3e-4, 3e-4, 5e-5]
+    assert run.stages[2].config.warmstart.play == "learner" and run.stages[2].config.warmstart.targets == "values"
+    assert all(stage.config.stages == [] for stage in run.stages)  # a stage's config is the whole config it runs with
+    assert seen == ["Config"]  # reading the run validated nothing again
+
+
+def test_train_dry_run_and_a_short_run_validate_the_config_once(monkeypatch, tmp_path, capsys):
+    seen = _count_config_validations(monkeypatch)
+    smoke = str(ROOT / "configs" / "smoke.yaml")
+    train.main(["--config", smoke, "--run-dir", str(tmp_path / "dry"), "--dry-run"])
+    assert seen == ["Config"] and "stages (iterations) bc 1, ppo 4" in capsys.readouterr().out
+    seen.clear()
+    train.main(["--config", smoke, "--run-dir", str(tmp_path / "run"), "--quiet", "--max-iterations", "2",
+                "--set", "eval.deals=0"])
+    assert seen == ["Config"]
+    seen.clear()
+    train.main(["--resume", str(tmp_path / "run"), "--quiet", "--max-iterations", "1", "--set", "eval.deals=0"])
+    assert seen == ["Config"]
+
+
+def test_what_a_stage_and_a_resume_may_change_is_marked_on_the_fields():
+    from agents.training.config import RESUMABLE_KEYS, PPOConfig, RunWide, WarmStartConfig, key_listing, marked
+
+    assert set(marked(PPOConfig, RunWide)) == {"total_decisions", "num_envs", "num_steps"}
+    assert set(marked(WarmStartConfig, RunWide)) == {"decisions", "play", "init_from"}
+    assert set(RESUMABLE_KEYS) == {
+        "run_name", "output_dir", "device", "checkpoint_every", "eval", "selfplay.snapshot_every", "selfplay.pfsp_power",
+        *(f"ppo.{k}" for k in ("total_decisions", "learning_rate", "lr_schedule", "update_epochs", "num_minibatches",
+                               "clip_coef", "clip_vloss", "norm_adv", "ent_coef", "ent_coef_final", "vf_coef",
+                               "max_grad_norm", "target_kl"))}
+    listing = {line.split()[0]: line for line in key_listing()}  # train.py --list-keys shows the marks
+    assert listing["ppo.num_envs"].endswith(". [not in a stage]") and listing["eval.deals"].endswith(". [resumable]")
+    assert listing["ppo.total_decisions"].endswith(". [resumable] [not in a stage]") and listing["seed"].endswith(".")
+    with pytest.raises(ValueError, match="config key 'stages\\[1\\].warmstart.init_from' is not allowed in a stage: "
+                                         "it is the run's \\(set warmstart.init_from at the top level\\)"):
+        train.load_config(None, ["stages=[{kind: bc, decisions: 8}, {kind: bc, decisions: 8, warmstart: {init_from: x}}]"])

@@ -1,4 +1,4 @@
-"""Staged runs (agents/training/stages.py): one config lists behaviour cloning, expert iteration and PPO
+"""Staged runs (agents/training/config.py resolves them): one config lists behaviour cloning, expert iteration and PPO
 stages; a run stopped or killed anywhere, inside a warm start, across a game's end or at a stage's boundary,
 resumes to the straight run's latest.pt, best.pt, best score and records, with one and two workers."""
 
@@ -128,17 +128,17 @@ def test_set_reaches_a_stages_keys_and_errors_name_them(override, message):
 
 
 def test_set_changes_one_stage_only():
-    cfg = train.load_config(SMOKE, [STAGES, "stages.3.ppo.ent_coef=0.5", "ppo.ent_coef=0.02"])
-    coefs = [(kind, c.ppo.ent_coef) for kind, c in cfg.stage_configs()]
+    run = train.load_run(SMOKE, [STAGES, "stages.3.ppo.ent_coef=0.5", "ppo.ent_coef=0.02"])
+    coefs = [(kind, c.ppo.ent_coef) for kind, c, _ in run.stages]
     assert coefs == [("bc", 0.02), ("expert_iteration", 0.02), ("ppo", 0.02), ("ppo", 0.5)]
-    assert [c.warmstart.play for _, c in cfg.stage_configs()][:2] == ["teacher", "learner"]
+    assert [c.warmstart.play for _, c, _ in run.stages][:2] == ["teacher", "learner"]
 
 
 def test_a_config_without_stages_is_a_warm_start_then_ppo():
     plan = [(kind, c.warmstart.decisions if kind != "ppo" else c.ppo.total_decisions)
-            for kind, c in train.load_config(SMOKE, []).stage_configs()]
+            for kind, c, _ in train.load_run(SMOKE, []).stages]
     assert plan == [("bc", 512), ("ppo", 2048)]
-    assert [k for k, _ in train.load_config(SMOKE, ["warmstart.decisions=0"]).stage_configs()] == ["ppo"]
+    assert [stage.kind for stage in train.load_run(SMOKE, ["warmstart.decisions=0"]).stages] == ["ppo"]
 
 
 def test_a_latest_pt_from_before_stages_maps_onto_them():
@@ -198,8 +198,7 @@ def test_search_over_the_learner_searches_the_network_frozen_at_its_stage_start(
 def test_search_learner_is_a_teacher_spec_only():
     from agents import make_agent
 
-    cfg = train.load_config(SMOKE, [SELF_SEARCH])
-    assert cfg.stage_configs()[1][1].warmstart.teacher == "search:learner"
+    assert train.load_run(SMOKE, [SELF_SEARCH]).stages[1].config.warmstart.teacher == "search:learner"
     with pytest.raises(ValueError, match="'learner' is not allowed: expected an agent spec or 'search:learner'"):
         train.load_config(SMOKE, ["warmstart.teacher=learner"])
     with pytest.raises(ValueError, match="unknown agent spec 'learner'"):  # elsewhere (an opponent) it is no agent

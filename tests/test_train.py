@@ -14,10 +14,12 @@ import numpy as np
 import pytest
 import torch
 
+from agents.ppo.network import NetworkConfig
 from agents.training.opponents import OpponentPool, Opponents
 from agents.training.rollout import SeatRollout, compute_gae
 from agents.training.run_state import WorkerState
 from agents.training.warmstart import collect_labels
+from pcr_env.config import RulesConfig
 from pcr_env.vector import VectorEnv
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -174,7 +176,7 @@ def test_every_shipped_config_loads():
 
 def test_default_config_file_matches_the_dataclass_defaults_it_does_not_override():
     cfg = train.load_config(str(ROOT / "configs" / "ppo_selfplay.yaml"), [])
-    assert cfg.network == train.NetworkConfig() and cfg.rules == train.RulesConfig()
+    assert cfg.network == NetworkConfig() and cfg.rules == RulesConfig()
 
 
 @pytest.mark.parametrize("overrides, message", [
@@ -248,7 +250,7 @@ def test_smoke_checkpoint_is_an_agent_for_evaluate(smoke_run):
 
     best = smoke_run / "checkpoints" / "best.pt"
     agent = make_agent(f"ppo:{best}", seed=0)
-    assert agent.rules == train.RulesConfig()
+    assert agent.rules == RulesConfig()
     result = evaluate([f"ppo:{best}", "random"], deals=2, seed=0, progress=False)
     assert result.pairs[0].deals == 2
 
@@ -368,7 +370,7 @@ def test_warm_start_from_the_shipped_checkpoint_starts_from_its_weights(tmp_path
     from agents.training.workers import Workers
 
     cfg = train.load_config(SMOKE, DISTILL_NETWORK)
-    trainer = train.Trainer(Workers(), cfg, tmp_path / "run", None, quiet=True)
+    trainer = train.Trainer(Workers(), train.Run.of(cfg), tmp_path / "run", None, quiet=True)
     trainer.close()
     shipped = read_checkpoint("pretrained")
     mine = trainer.model.state_dict()
@@ -384,7 +386,7 @@ def test_init_from_a_checkpoint_of_another_network_shape_is_refused(tmp_path):
 
     cfg = train.load_config(SMOKE, ["warmstart.init_from=pretrained"])  # the smoke network is 32 wide
     with pytest.raises(ValueError, match="warmstart.init_from 'pretrained' has network"):
-        train.Trainer(Workers(), cfg, tmp_path / "run", None, quiet=True)
+        train.Trainer(Workers(), train.Run.of(cfg), tmp_path / "run", None, quiet=True)
 
 
 def test_expert_iteration_with_a_search_teacher_and_its_options(tmp_path):
@@ -410,7 +412,7 @@ def test_an_unknown_teacher_option_is_a_type_error(tmp_path):
     from agents.training.workers import Workers
 
     with pytest.raises(TypeError, match="wrolds"):  # codespell:ignore wrolds
-        train.Trainer(Workers(), cfg, tmp_path / "run", None, quiet=True)
+        train.Trainer(Workers(), train.Run.of(cfg), tmp_path / "run", None, quiet=True)
 
 
 def test_the_warm_start_writes_scheduled_checkpoints_too(tmp_path):
@@ -493,3 +495,27 @@ def test_dry_run_validates_and_writes_nothing(tmp_path, capsys):
     assert "stages (iterations) bc 1, ppo 8" in capsys.readouterr().out and not run_dir.exists()
     with pytest.raises(SystemExit, match="ppo.clip_coef"):
         train.main(["--config", SMOKE, "--run-dir", str(run_dir), "--dry-run", "--set", "ppo.clip_coef=2"])
+
+
+def test_dry_run_checks_the_starting_weights_and_the_device(tmp_path):
+    """--dry-run fails as the start would: a missing or mismatched warmstart.init_from, a device this machine lacks."""
+    run_dir = tmp_path / "dry"
+    with pytest.raises(SystemExit, match="warmstart.init_from 'missing.pt'"):
+        train.main(["--config", SMOKE, "--run-dir", str(run_dir), "--dry-run", "--set", "warmstart.init_from=missing.pt"])
+    with pytest.raises(SystemExit, match="warmstart.init_from 'pretrained' has network"):  # the smoke network is 32 wide
+        train.main(["--config", SMOKE, "--run-dir", str(run_dir), "--dry-run", "--set", "warmstart.init_from=pretrained"])
+    if not torch.cuda.is_available():
+        with pytest.raises(SystemExit, match="config key 'device' = 'cuda': CUDA is not available"):
+            train.main(["--config", SMOKE, "--run-dir", str(run_dir), "--dry-run", "--set", "device=cuda"])
+    assert not run_dir.exists()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_failed_start_leaves_no_run_directory(tmp_path, workers):
+    """A start that fails while the trainer is built (here an opponent file that does not exist) writes nothing:
+    the run directory appears only once the run's log opens (a spawned run meets in a temporary folder)."""
+    run_dir = tmp_path / "failed"
+    with pytest.raises(SystemExit, match="missing.pt"):
+        train.main(["--config", SMOKE, "--run-dir", str(run_dir), "--quiet", f"--set=num_workers={workers}",
+                    "--set", "selfplay.opponents={self: 0.5, 'ppo:missing.pt': 0.5}"])
+    assert not run_dir.exists()

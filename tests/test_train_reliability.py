@@ -80,7 +80,7 @@ def _second_worker_fails(rank: int, init_file: str, run_dir: str) -> None:
 
         train.Trainer.ppo_iteration = fail
     cfg = train.load_config(SMOKE, ["num_workers=2", "warmstart.decisions=0"])
-    train.train(Workers(rank, 2, init_file), cfg, Path(run_dir), None, 3, True)
+    train.train(Workers(rank, 2, init_file), train.Run.of(cfg), Path(run_dir), None, 3, True)
 
 
 def test_an_error_in_one_worker_ends_the_run_instead_of_hanging_it(tmp_path):

@@ -165,12 +165,13 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
 
 
 # --------------------------------------------------------------------------- validation
-def validate(model: type[BaseModel], data: dict[str, Any]) -> Any:
-    """``model`` built from ``data``; the first error as one :class:`ConfigError` line."""
+def validate(model: type[BaseModel], data: dict[str, Any], at: tuple[str, ...] = ()) -> Any:
+    """``model`` built from ``data``; the first error as one :class:`ConfigError` line (its key under ``at``,
+    the dotted place of ``data`` in a larger config)."""
     try:
         return model.model_validate(data)
     except ValidationError as err:
-        raise ConfigError(describe_error(model, err.errors()[0])) from None
+        raise ConfigError(describe_error(model, err.errors()[0], at)) from None
 
 
 _BOUNDS = {"greater_than": ("gt", ">"), "greater_than_equal": ("ge", ">="), "less_than": ("lt", "<"),
@@ -180,15 +181,16 @@ _EXPECTED = {"int": "an integer", "float": "a number", "bool": "true or false", 
              "list": "a list", "tuple": "a list", "finite": "a finite number"}
 
 
-def describe_error(model: type[BaseModel], error: Any) -> str:
-    """One line for one pydantic error: the dotted key, the value and what is allowed."""
+def describe_error(model: type[BaseModel], error: Any, at: tuple[str, ...] = ()) -> str:
+    """One line for one pydantic error: the dotted key (under ``at``), the value and what is allowed."""
     loc = [str(part) for part in error["loc"]]
-    key, kind, value = _dotted(loc), error["type"], error.get("input")
+    place = [*at, *loc]
+    key, kind, value = _dotted(place), error["type"], error.get("input")
     if kind in ("extra_forbidden", "unexpected_keyword_argument"):
         allowed = sorted(_schema_at(model, loc[:-1]).get("properties", {}))
         close = difflib.get_close_matches(loc[-1], allowed, n=1)
-        hint = f" (did you mean {_dotted([*loc[:-1], close[0]])!r}?)" if close else ""
-        where = f"in {_dotted(loc[:-1])!r}" if loc[:-1] else "at the top level"
+        hint = f" (did you mean {_dotted([*place[:-1], close[0]])!r}?)" if close else ""
+        where = f"in {_dotted(place[:-1])!r}" if place[:-1] else "at the top level"
         return f"unknown config key {key!r}{hint}: allowed keys {where} are {allowed}"
     if kind == "value_error":  # a cross-field validator, or RulesConfig / NetworkConfig naming its own field
         message = str(error["ctx"]["error"])

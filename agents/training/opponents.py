@@ -36,11 +36,14 @@ import numpy as np
 import torch
 from torch import nn
 
+from agents import make_agent
 from agents.ppo.agent import PPOAgent
 from agents.ppo.card_net import StackedCardActors, card_inputs
 from agents.ppo.checkpoint import make_checkpoint
 from agents.ppo.network import MASKED_LOGIT, ActorCritic, log_probs, sample_actions
+from agents.training.config import SelfPlayConfig
 from pcr_env.config import RulesConfig
+from pcr_env.seating import derive_seed as stream_seed
 
 Layer = tuple[torch.Tensor, torch.Tensor, Callable[[torch.Tensor], torch.Tensor] | None]
 """One stacked MLP layer of :meth:`OpponentPool._stacked`: weights, biases, the activation after it (or none)."""
@@ -234,6 +237,13 @@ class Opponents:
         self.kind = np.full(n_games, SELF, np.int64)
         self.slot = np.full(n_games, -1, np.int64)
         self.learner_team = np.zeros(n_games, np.int64)
+
+    @classmethod
+    def from_config(cls, selfplay: SelfPlayConfig, rules: RulesConfig, seed: int, rank: int, n_games: int) -> Opponents:
+        """The mix of ``selfplay.opponents``, its agent specs built with this worker's seeds."""
+        specs = [k for k in selfplay.opponents if k not in ("self", "snapshot")]
+        agents = {spec: make_agent(spec, seed=stream_seed(seed, 4, rank, i), rules=rules) for i, spec in enumerate(specs)}
+        return cls(selfplay.opponents, agents, n_games)
 
     def learner_games(self, seats: np.ndarray) -> np.ndarray:
         """Per game: whether the seat to act is the learner's."""

@@ -1,5 +1,5 @@
-"""A training run's state across interruptions: worker snapshots, what ``--resume`` may change,
-damaged-file advice, leftovers of a killed run, and the Ctrl-C handler.
+"""A training run's state across interruptions: worker snapshots (what ``--resume`` may change is marked
+on the config's fields, :mod:`agents.training.config`), damaged-file advice, leftovers of a killed run, and the Ctrl-C handler.
 
 A worker's snapshot (:func:`worker_snapshot`) holds its games, its open decisions and every
 random stream it draws from, as tensors and plain data only, so ``latest.pt`` loads with
@@ -123,44 +123,6 @@ def with_stages(training: dict[str, Any], warm_iterations: int, decisions_per_it
             "optimizer": training["optimizer"] if in_ppo else training["bc_optimizer"]}
 
 
-RESUMABLE_KEYS = (
-    "ppo.total_decisions", "ppo.learning_rate", "ppo.lr_schedule", "ppo.ent_coef", "ppo.ent_coef_final",
-    "ppo.vf_coef", "ppo.max_grad_norm", "ppo.target_kl", "ppo.clip_coef", "ppo.clip_vloss", "ppo.norm_adv",
-    "ppo.update_epochs", "ppo.num_minibatches", "selfplay.snapshot_every", "selfplay.pfsp_power",
-    "checkpoint_every", "device", "output_dir", "run_name", "eval.",
-)
-"""Config keys ``--set`` may change when a run resumes (``eval.``: the whole section). The others
-fix the shape or meaning of the saved state (games, network, opponents, random streams)."""
-
-
-def _leaves(data: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(data, dict):
-        out: dict[str, Any] = {}
-        for k, v in data.items():
-            out.update(_leaves(v, f"{prefix}{k}."))
-        return out
-    return {prefix[:-1]: data}
-
-
-def check_resume_changes(saved: dict[str, Any], config: dict[str, Any]) -> None:
-    """Refuse ``--set`` changes that the saved state cannot follow, naming the key."""
-    before, after = _leaves(saved), _leaves(config)
-    for key in sorted(set(before) | set(after)):
-        old, new = before.get(key), after.get(key)
-        if isinstance(old, tuple):
-            old = list(old)
-        if isinstance(new, tuple):
-            new = list(new)
-        if old == new or any(key == k or (k.endswith(".") and key.startswith(k)) for k in RESUMABLE_KEYS):
-            continue
-        if key == "num_workers":
-            raise ValueError(f"this run was trained with num_workers={old}: resume it with the same number "
-                             "(its games and random streams are split that way)")
-        raise ValueError(f"--resume: config key {key!r} cannot change when a run resumes (the run has {old!r}, "
-                         f"--set asks for {new!r}): the saved games, network and random streams depend on it. "
-                         f"Start a new run for that (keys that may change: {', '.join(RESUMABLE_KEYS)})")
-
-
 def resume_advice(latest: Path) -> str:
     """What to do when ``latest`` cannot be used."""
     prev = files.previous_path(latest)
@@ -207,5 +169,5 @@ def remove_leftovers(checkpoints: Path) -> None:
 
 
 __all__ = ["TrainingError", "GracefulInterrupt", "WorkerState", "worker_snapshot", "restore_worker", "with_stages",
-           "RESUMABLE_KEYS", "check_resume_changes", "resume_advice", "validate_resume_checkpoint",
+           "resume_advice", "validate_resume_checkpoint",
            "remove_leftovers", "read_resume", "new_run_dir"]

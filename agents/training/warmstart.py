@@ -28,14 +28,13 @@ from agents import make_agent
 from agents.ppo import PPOAgent, read_checkpoint
 from agents.ppo.network import ActorCritic, NetworkConfig, ValueNorm, log_probs, masked_entropy
 from agents.training.compute import Compute, minibatches, network_actions, network_outputs, optimizer_step
+from agents.training.config import LEARNER_TEACHER, PPOConfig, WarmStartConfig
 from agents.training.opponents import snapshot_agent
 from agents.training.rollout import SeatRollout, compute_gae, update_value_norm
 from agents.training.run_state import WorkerState
+from agents.training.workers import Workers
 from pcr_env.config import RulesConfig
 from pcr_env.engine import Phase
-
-LEARNER_TEACHER = "search:learner"
-"""The teacher spec of search over the network being trained (its weights at the start of the stage)."""
 
 
 def make_teacher(spec: str, model: ActorCritic, rules: RulesConfig, seed: int, *, greedy: bool,
@@ -64,7 +63,7 @@ def phase_of(obs: np.ndarray) -> np.ndarray:
     return obs[:, :len(Phase)].argmax(1)
 
 
-def collect_labels(settings: Any, ppo: Any, ws: WorkerState, model: ActorCritic, value_norm: ValueNorm,
+def collect_labels(settings: WarmStartConfig, ppo: PPOConfig, ws: WorkerState, model: ActorCritic, value_norm: ValueNorm,
                    storage: SeatRollout, teacher: Any, compute: Compute) -> dict[str, float]:
     """Play ``ppo.num_steps`` steps of every game, storing the teacher's labels of every seat's decisions
     in ``settings.label_phases`` (``settings`` is the ``warmstart`` section). Returns summed counts."""
@@ -121,8 +120,8 @@ def count_rounds(stats: dict[str, Any], infos: list[dict[str, Any]]) -> np.ndarr
     return round_end
 
 
-def bc_update(settings: Any, ppo: Any, model: ActorCritic, value_norm: ValueNorm, optimizer: torch.optim.Optimizer,
-              batch: dict[str, np.ndarray], workers: Any, rng: np.random.Generator, compute: Compute) -> dict[str, float]:
+def bc_update(settings: WarmStartConfig, ppo: PPOConfig, model: ActorCritic, value_norm: ValueNorm, optimizer: torch.optim.Optimizer,
+              batch: dict[str, np.ndarray], workers: Workers, rng: np.random.Generator, compute: Compute) -> dict[str, float]:
     """Cross-entropy on the teacher's actions (or on its per-action ``targets`` where the batch has them),
     value regression on Monte-Carlo returns.
 
@@ -161,8 +160,8 @@ def bc_update(settings: Any, ppo: Any, model: ActorCritic, value_norm: ValueNorm
     return {**out, "labels": float(total[-1])}
 
 
-def warm_start_update(settings: Any, ppo: Any, ws: WorkerState, model: ActorCritic, value_norm: ValueNorm,
-                      optimizer: torch.optim.Optimizer, storage: SeatRollout, teacher: Any, workers: Any,
+def warm_start_update(settings: WarmStartConfig, ppo: PPOConfig, ws: WorkerState, model: ActorCritic, value_norm: ValueNorm,
+                      optimizer: torch.optim.Optimizer, storage: SeatRollout, teacher: Any, workers: Workers,
                       compute: Compute) -> tuple[dict[str, float], float]:
     """One warm-start iteration: collect labels, then learn them. Returns the update's statistics and
     the decisions played by all workers."""
@@ -176,29 +175,35 @@ def warm_start_update(settings: Any, ppo: Any, ws: WorkerState, model: ActorCrit
     return out, workers.sum([stats["decisions"]])[0]
 
 
-def init_weights(model: ActorCritic, value_norm: ValueNorm, source: str, network: NetworkConfig, rules: RulesConfig,
-                 describe_network: dict[str, Any]) -> None:
-    """Load ``model`` (of shape ``network``) and ``value_norm`` from the checkpoint ``source``.
-
-    Its rules must be compatible and its network the same, except that a plain network may seed a
-    card-aware one of the same widths (the same logits; card play is then learned).
-    """
-    init = read_checkpoint(source)
+def initial_network(source: str, network: NetworkConfig, rules: RulesConfig) -> tuple[ActorCritic, dict[str, Any], bool]:
+    """The network saved in checkpoint ``source`` (``warmstart.init_from``), its value normalisation and whether it
+    is a plain network seeding a card-aware one: its rules must be compatible and its network ``network``, except
+    that a plain network may seed a card-aware one of the same widths (the same logits; card play is then learned)."""
+    try:
+        init = read_checkpoint(source)
+    except ValueError as err:
+        raise ValueError(f"warmstart.init_from {source!r}: {err}") from None
     loaded = PPOAgent.from_checkpoint(init, rules=rules, source=f"warmstart.init_from {source!r}").model
     saved = loaded.config
     grafted = (network.card_head and not saved.card_head
                and dataclasses.replace(saved, card_head=True, card_width=network.card_width) == network)
     if saved != network and not grafted:
         raise ValueError(f"warmstart.init_from {source!r} has network {init['network']}, "
-                         f"the config asks for {describe_network}")
+                         f"the config asks for {dataclasses.asdict(network)}")
+    return loaded, init.get("value_norm", {}), grafted
+
+
+def init_weights(model: ActorCritic, value_norm: ValueNorm, source: str, rules: RulesConfig) -> None:
+    """Load ``model`` and ``value_norm`` from the checkpoint ``source`` (:func:`initial_network` checks it)."""
+    loaded, norm, grafted = initial_network(source, model.config, rules)
     if grafted:
         model.actor.load_plain(loaded.actor)
         model.critic.load_state_dict(loaded.critic.state_dict())
     else:
         model.load_state_dict(loaded.state_dict())
-    if "value_norm" in init:
-        value_norm.load_state_dict(init["value_norm"])
+    if norm:
+        value_norm.load_state_dict(norm)
 
 
 __all__ = ["BC_STATS", "LEARNER_TEACHER", "collect_labels", "make_teacher", "searched_weights", "count_rounds", "bc_update",
-           "warm_start_update", "init_weights", "phase_of"]
+           "warm_start_update", "initial_network", "init_weights", "phase_of"]
