@@ -16,11 +16,17 @@ DEALS ?= 2000
 TS_VENV ?= .venv-tianshou
 TS_PY := $(TS_VENV)/bin/python
 
-.PHONY: train resume eval notebook test test-tianshou lint docs docs-serve docs-build bench clean plot play
+.PHONY: train resume eval notebook test test-tianshou lint docs docs-serve docs-build bench clean plot play play-web
 
 # Play against three heuristic players in the terminal (the environment alone would do: no torch needed).
 play: $(VENV)/.installed-dev
 	$(PY) -m agents.play --seat 0 --agents heuristic
+
+# The same in a browser (python -m agents.serve, the `web` extra): open http://127.0.0.1:8765/; finished games go to
+# runs/web/records (AGENTS=... picks the other seats, e.g. make play-web AGENTS=ppo:pretrained).
+AGENTS ?= heuristic
+play-web: $(VENV)/.installed-train,web
+	$(PY) -m agents.serve --agents $(AGENTS)
 
 # $(VENV)/.installed-EXTRAS: the venv with the project and those extras installed
 # (torch==2.13.0 is repeated on the last install so pip cannot swap it for a CUDA build).
