@@ -7,6 +7,7 @@ luck of the cards cancels; see :mod:`agents.evaluation` for the method.
     python evaluate.py --agents ppo:runs/default/checkpoints/best.pt heuristic random --out runs/default/eval
     python evaluate.py --agents heuristic random --players 6 --episode game --deals 200
     python evaluate.py --agents ppo:pretrained heuristic --deals 200 --replays runs/replays   # + game records
+    python evaluate.py --people runs/web/records   # a person's games (browser table, terminal player) per agent spec
 
 Agent specs: ``random``, ``greedy``, ``heuristic``, ``ppo:PATH`` (``ppo:pretrained``), ``search:SPEC``
 (``search:ppo:pretrained``), ``pimc``.
@@ -44,7 +45,11 @@ def build_parser() -> argparse.ArgumentParser:
     specs = ", ".join(list_agents())
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog=f"agent specs: {specs}")
-    parser.add_argument("--agents", nargs="+", type=_spec, required=True, metavar="SPEC", help=f"agents to compare ({specs})")
+    parser.add_argument("--agents", nargs="+", type=_spec, metavar="SPEC", help=f"agents to compare ({specs})")
+    parser.add_argument("--people", metavar="DIR",
+                        help="instead of playing: a person's results against each agent spec in DIR's game records "
+                             "(python -m agents.serve --records DIR, python -m agents.play --replays DIR); with --out OUT, "
+                             "also OUT/people.json")
     parser.add_argument("--deals", type=int, default=1000, help="duplicate deals per pair (each is played twice; default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the deal suite and of the agents (default 0)")
     parser.add_argument("--episode", choices=("round", "game"), default="round",
@@ -72,6 +77,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.people:
+        return _people(args)
+    if not args.agents:
+        parser.error("--agents is required (or --people DIR)")
     if args.replay_deals < 1:
         parser.error(f"--replay-deals {args.replay_deals} is not allowed: allowed an integer >= 1")
     os.environ.setdefault("OMP_NUM_THREADS", "1")  # parallelism comes from processes
@@ -100,6 +109,31 @@ def main(argv: list[str] | None = None) -> int:
 
         written = write_replays(result.replays, args.replays, title=f"Pass Cut Run replays: {' vs '.join(result.config['agents'])}")
         print(f"\nwrote {len(written['json'])} replay records to {args.replays}; open {written['html']} in a browser")
+    return 0
+
+
+def _people(args: argparse.Namespace) -> int:
+    """``--people DIR``: the person's results per agent spec (:mod:`agents.evaluation.people`)."""
+    import json
+    from pathlib import Path
+
+    from agents.evaluation import finite_json
+    from agents.evaluation.people import people_table, summarise
+
+    if not Path(args.people).is_dir():
+        print(f"evaluate.py: error: --people {args.people} is not a directory", file=sys.stderr)
+        return 2
+    rows = summarise(args.people)
+    if not rows:
+        print(f"evaluate.py: error: no games with a person's seat (meta.human_seat) in {args.people}", file=sys.stderr)
+        return 2
+    print(f"A person's games in {args.people}, by the agents they played with and against:\n")
+    print(people_table(rows))
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "people.json").write_text(json.dumps(finite_json(rows), indent=1) + "\n")
+        print(f"\nwrote {out / 'people.json'}")
     return 0
 
 

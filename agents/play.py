@@ -376,12 +376,13 @@ def _round_summary(result: Mapping[str, Any], seat: int, names: list[str]) -> st
 
 
 # ------------------------------------------------------------------- CLI
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m agents.play", description="Play Pass Cut Run in a terminal against agents.")
+def add_table_arguments(p: argparse.ArgumentParser) -> None:
+    """The seat, the agents, the episode, the seed and the rules: the flags of a table with a person at it
+    (this terminal player and the browser table, ``python -m agents.serve``); :func:`table_rules` reads the rules."""
     p.add_argument("--seat", type=int, default=0, help="your seat (0..players-1); partners are seat±2")
     p.add_argument("--agents", nargs="+", default=["heuristic"], metavar="SPEC",
                    help="agent specs for the other seats: one for all, or one per other seat in seat order "
-                        "('random', 'heuristic', 'ppo:PATH', 'ppo:pretrained')")
+                        "('random', 'heuristic', 'ppo:PATH', 'ppo:pretrained', 'search:ppo:pretrained')")
     p.add_argument("--episode", choices=["game", "round"], default="game", help="a whole game (to the target) or one round")
     p.add_argument("--seed", type=int, default=None, help="seed of the deal and the agents (reproducible games)")
     p.add_argument("--players", type=int, default=4, choices=[4, 6])
@@ -389,6 +390,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bidding", choices=["single", "auction"], default="single")
     p.add_argument("--double-run-bonus", action="store_true")
     p.add_argument("--target-score", type=int, default=100)
+
+
+def table_rules(args: argparse.Namespace) -> dict[str, Any]:
+    """The rules that :func:`add_table_arguments`' flags name."""
+    return {"players": args.players, "passing": not args.no_passing, "bidding": args.bidding,
+            "double_run_bonus": args.double_run_bonus, "target_score": args.target_score}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m agents.play", description="Play Pass Cut Run in a terminal against agents.")
+    add_table_arguments(p)
     p.add_argument("--replays", metavar="DIR", default=None,
                    help="save the game as a replay record in DIR and rebuild DIR/index.html, a viewer to open in a browser")
     return p
@@ -396,8 +408,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    rules = {"players": args.players, "passing": not args.no_passing, "bidding": args.bidding,
-             "double_run_bonus": args.double_run_bonus, "target_score": args.target_score}
+    rules = table_rules(args)
     agents: Any = args.agents[0] if len(args.agents) == 1 else args.agents
     try:
         result = play_game(args.seat, agents, rules=rules, episode=args.episode, seed=args.seed, replays=args.replays)

@@ -9,7 +9,7 @@ warning: anyone who reaches that address can then start tables (each table still
 the page that made it). :func:`serve` refuses a non-loopback address unless ``allow_remote`` is
 set, which only ``--host`` does. Tables are kept in ``--tables DIR`` (a restart continues them),
 finished games in ``--records DIR`` with ``index.html``, the replay viewer;
-``python -m agents.web.summary DIR`` sums up your results against each agent spec. Needs the
+``python evaluate.py --people DIR`` sums up your results against each agent spec. Needs the
 ``web`` extra (``pip install -e ".[web]"``).
 
 >>> is_loopback("127.0.0.1"), is_loopback("localhost"), is_loopback("::1"), is_loopback("0.0.0.0")
@@ -24,6 +24,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from agents.play import add_table_arguments, table_rules
 from agents.registry import parse_spec
 from pcr_env.seating import per_seat
 
@@ -74,12 +75,7 @@ def serve(config: Any, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, *, al
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m agents.serve", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--agents", nargs="+", default=["heuristic"], metavar="SPEC",
-                   help="agent specs for the other seats: one for all, or one per other seat in seat order")
-    p.add_argument("--seat", type=int, default=0, help="your seat (0..players-1); your partner sits opposite")
-    p.add_argument("--episode", choices=["game", "round"], default="game",
-                   help="what a new table plays by default: a whole game to the target, or one round (the page can choose)")
-    p.add_argument("--seed", type=int, default=None, help="seed every table's deal and agents (default: a fresh seed per table)")
+    add_table_arguments(p)
     p.add_argument("--hint", default="heuristic", metavar="SPEC",
                    help="the agent whose advice the hint button shows ('none' for no hints; ppo:... shows probabilities)")
     p.add_argument("--records", default="runs/web/records", metavar="DIR", help="finished games (replay records) go here")
@@ -87,11 +83,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=DEFAULT_PORT)
     p.add_argument("--host", default=None, metavar="ADDRESS",
                    help=f"bind ADDRESS instead of {DEFAULT_HOST}: opens the server to other machines (with a warning)")
-    p.add_argument("--players", type=int, default=4, choices=[4, 6])
-    p.add_argument("--no-passing", action="store_true", help="the 'no pass' variant (R3.4)")
-    p.add_argument("--bidding", choices=["single", "auction"], default="single")
-    p.add_argument("--double-run-bonus", action="store_true")
-    p.add_argument("--target-score", type=int, default=100)
     return p
 
 
@@ -100,8 +91,7 @@ def make_config(args: argparse.Namespace) -> Any:
     from agents.web.app import ServeConfig
     from pcr_env.config import RulesConfig
 
-    rules = RulesConfig(players=args.players, passing=not args.no_passing, bidding=args.bidding,
-                        double_run_bonus=args.double_run_bonus, target_score=args.target_score)
+    rules = RulesConfig(**table_rules(args))
     n = rules.players
     if not 0 <= args.seat < n:
         raise ValueError(f"--seat {args.seat} is not allowed: allowed 0..{n - 1}")

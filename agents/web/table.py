@@ -30,11 +30,12 @@ import numpy as np
 
 from agents.registry import make_agents
 from pcr_env import engine as E
-from pcr_env.actions import NUM_ACTIONS, PASS_BID, TRUMP_BASE, bid_value, describe_action
-from pcr_env.cards import NUM_CARDS, SUITS, card_str
+from pcr_env.actions import NUM_ACTIONS, PASS_BID, bid_value, describe_action
+from pcr_env.cards import SUITS, card_str
 from pcr_env.config import RulesConfig
 from pcr_env.observation import decode_observation
 from pcr_env.pass_cut_run_v0 import raw_env
+from pcr_env.render import move_word
 from pcr_env.replay import GameRecorder
 from pcr_env.seating import derive_seed
 
@@ -70,17 +71,6 @@ class TableSettings:
     def from_dict(cls, d: dict[str, Any]) -> TableSettings:
         return cls(agents=list(d["agents"]), seat=int(d["seat"]), seed=int(d["seed"]), episode=str(d["episode"]),
                    rules=dict(d.get("rules") or {}), hint=d.get("hint"))
-
-
-def action_label(action: int) -> str:
-    """What a button says: a card (``10H``), ``bid 8``, ``pass`` or a suit letter (``S``)."""
-    if action < NUM_CARDS:
-        return card_str(action)
-    if action == PASS_BID:
-        return "pass"
-    if action < PASS_BID:
-        return f"bid {bid_value(action)}"
-    return SUITS[action - TRUMP_BASE]
 
 
 class Table:
@@ -143,7 +133,7 @@ class Table:
         action = int(action)
         legal = np.flatnonzero(self.mask()).tolist()
         if action not in legal:
-            raise MoveError(f"{describe_action(action)} is not legal now: legal are {', '.join(action_label(a) for a in legal)}")
+            raise MoveError(f"{describe_action(action)} is not legal now: legal are {', '.join(move_word(a) for a in legal)}")
         game = self.env.game
         self.recorder.observe(game, action)
         self._note(game, action)
@@ -187,9 +177,9 @@ class Table:
         out: dict[str, Any] = {"action": int(agent.act(obs)), "probabilities": None}
         if callable(probs):
             p = np.asarray(probs(obs["observation"][None], obs["action_mask"][None]))[0]
-            out["probabilities"] = sorted(({"action": a, "label": action_label(a), "p": round(float(p[a]), 4)} for a in legal),
+            out["probabilities"] = sorted(({"action": a, "label": move_word(a), "p": round(float(p[a]), 4)} for a in legal),
                                           key=lambda d: -d["p"])
-        out["label"] = action_label(out["action"])
+        out["label"] = move_word(out["action"])
         return out
 
     # ---------------------------------------------------------- public record
@@ -243,7 +233,7 @@ class Table:
             "seat": self.seat, "players": n, "episode": self.settings.episode, "target": self.config.target_score,
             "agents": [None if s == self.seat else self.settings.agents[s] for s in range(n)],
             "over": turn is None, "turn": turn, "phase": PHASES.get(g.phase) if turn is not None else None,
-            "legal": legal, "labels": {str(a): action_label(a) for a in legal},
+            "legal": legal, "labels": {str(a): move_word(a) for a in legal},
             "hand": [card_str(c) for c in sorted(mine.hand)], "passed": [card_str(c) for c in mine.passed],
             "received": [card_str(c) for c in mine.received], "discarded": [card_str(c) for c in mine.discarded],
             "round": deal["round"], "dealer": deal["dealer"], "redeals": deal["redeals"],

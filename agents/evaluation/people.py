@@ -1,25 +1,29 @@
-"""A person's results against each agent spec, from a folder of their games (``python -m agents.web.summary DIR``).
+"""A person's results against each agent spec, from a folder of their games (``python evaluate.py --people DIR``).
 
 Reads every ``pcr-replay`` record in ``DIR`` that names a human seat (``meta.human_seat``: the
 browser table, ``python -m agents.serve --records DIR``, and the terminal player,
 ``python -m agents.play --replays DIR``) and groups them by the opponents' specs and the partner's.
-Per group: games, finished games won, rounds, points per round (your team's round score minus the
-other's) with a 95% normal interval, and the contracts your team made when it declared.
+Per group: games, finished games won, rounds, points per round (the person's team's round score
+minus the other's) with Student's t 95% interval (:func:`~agents.evaluation.stats.t_interval`),
+and the contracts the person's team made when it declared.
 
 >>> summarise([])
 []
+>>> print(people_table([]))
+| opponents | partner | games | games won | rounds | points per round [95% CI] | contracts made |
+|-----------|---------|-------|-----------|--------|---------------------------|----------------|
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import math
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from agents.evaluation.report import _f, _markdown
+from agents.evaluation.stats import t_interval
 from pcr_env.replay import load_replays
 
 
@@ -59,44 +63,19 @@ def summarise(records: str | Path | Iterable[Mapping[str, Any]]) -> list[dict[st
                 g["made"] += int(res["made"])
     rows = []
     for g in groups.values():
-        d = g.pop("diffs")
-        mean = sum(d) / len(d) if d else float("nan")
-        sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (len(d) - 1)) if len(d) > 1 else float("nan")
-        half = 1.96 * sd / math.sqrt(len(d)) if len(d) > 1 else float("nan")
-        rows.append(dict(g, points_per_round=mean, ci95=[mean - half, mean + half]))
+        diffs = g.pop("diffs")
+        mean, low, high, _ = t_interval(np.asarray(diffs, float)) if diffs else (float("nan"),) * 4
+        rows.append(dict(g, points_per_round=mean, ci95=[low, high]))
     return sorted(rows, key=lambda r: (r["opponents"], r["partner"]))
 
 
-def table(rows: Sequence[Mapping[str, Any]]) -> str:
-    """The rows as a Markdown table."""
-    def num(x: float) -> str:
-        return "-" if x != x else f"{x:+.2f}"
-
-    lines = ["| opponents | partner | games | games won | rounds | points per round [95% CI] | contracts made |",
-             "|---|---|---|---|---|---|---|"]
-    for r in rows:
-        won = f"{r['won']} of {r['finished_games']}" if r["finished_games"] else "-"
-        made = f"{r['made']} of {r['declared']}" if r["declared"] else "-"
-        lines.append(f"| `{r['opponents']}` | `{r['partner']}` | {r['games']} | {won} | {r['rounds']} | "
-                     f"{num(r['points_per_round'])} [{num(r['ci95'][0])}, {num(r['ci95'][1])}] | {made} |")
-    return "\n".join(lines)
+def people_table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The rows of :func:`summarise` as a Markdown table, laid out as the evaluation report's."""
+    cols = ["opponents", "partner", "games", "games won", "rounds", "points per round [95% CI]", "contracts made"]
+    out = [[r["opponents"], r["partner"], str(r["games"]), f"{r['won']} of {r['finished_games']}" if r["finished_games"] else "-",
+            str(r["rounds"]), f"{_f(r['points_per_round'])} [{_f(r['ci95'][0])}, {_f(r['ci95'][1])}]",
+            f"{r['made']} of {r['declared']}" if r["declared"] else "-"] for r in rows]
+    return "\n".join(_markdown(cols, out))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m agents.web.summary", description=__doc__.split("\n\n")[0])
-    p.add_argument("directory", metavar="DIR", help="a records folder (python -m agents.serve --records DIR)")
-    p.add_argument("--json", action="store_true", help="print the rows as JSON")
-    args = p.parse_args(argv)
-    if not Path(args.directory).is_dir():
-        print(f"python -m agents.web.summary: error: {args.directory} is not a directory", file=sys.stderr)
-        return 2
-    rows = summarise(args.directory)
-    if not rows:
-        print(f"python -m agents.web.summary: no games with a person's seat in {args.directory}", file=sys.stderr)
-        return 1
-    print(json.dumps(rows, indent=1) if args.json else table(rows))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+__all__ = ["people_table", "summarise"]
