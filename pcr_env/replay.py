@@ -115,6 +115,16 @@ class GameRecorder:
         else:
             raise ReplayError(f"no action is recorded in phase {phase.name}")
 
+    def deal_of(self, state: E.GameState) -> dict[str, Any] | None:
+        """The record so far of the deal ``state`` is in (its bids, contract, trump, tricks; a scored one has its
+        ``result``), or ``None`` when no action of that deal has been observed yet."""
+        return self._deal if self._key == (state.round_number, state.redeals) else None
+
+    @property
+    def trick(self) -> list[tuple[int, int]]:
+        """The trick being played as ``(seat, card)`` pairs (``[]`` between tricks)."""
+        return list(self._trick)
+
     def apply(self, state: E.GameState, action: int, rng, *, validate: bool = True) -> E.RoundResult | None:
         """:meth:`observe` then :func:`engine.apply_action`; returns what the engine returns."""
         self.observe(state, action)
@@ -390,8 +400,21 @@ def viewer_html(records: Sequence[Mapping[str, Any]], title: str | None = None, 
                "names": list(names) if names is not None else [f"game-{i:04d}" for i in range(len(records))]}
     # Inside <script type="application/json"> only "</" (and "<!--") could end the element early.
     data = json.dumps(payload, separators=(",", ":")).replace("<", "\\u003c")
-    template = (Path(__file__).with_name("replay_viewer.html")).read_text()
+    template = with_table_look((Path(__file__).with_name("replay_viewer.html")).read_text())
     return template.replace("__TITLE__", html.escape(title)).replace("__DATA__", data)
+
+
+def with_table_look(page: str) -> str:
+    """``page`` with the table's shared look put inline: ``/*__TABLE_LOOK_CSS__*/`` becomes ``table_look.css`` and
+    ``/*__TABLE_LOOK_JS__*/`` ``table_look.js`` (the drawing that this viewer and the browser table,
+    ``python -m agents.serve``, share; the page stays one self-contained file).
+
+    >>> "window.pcrLook" in with_table_look("<script>/*__TABLE_LOOK_JS__*/</script>")
+    True
+    """
+    here = Path(__file__).parent
+    return (page.replace("/*__TABLE_LOOK_CSS__*/", (here / "table_look.css").read_text())
+            .replace("/*__TABLE_LOOK_JS__*/", (here / "table_look.js").read_text()))
 
 
 # --------------------------------------------------------------------------------- CLI
@@ -423,7 +446,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "GameRecorder", "ReplayError", "load_replays", "validate_record",
-           "viewer_html", "write_replays", "write_viewer"]
+           "viewer_html", "with_table_look", "write_replays", "write_viewer"]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -218,7 +218,7 @@ def test_evaluate_cli_writes_records_and_a_self_contained_viewer(tmp_path, capsy
     assert embedded["records"] == records and embedded["names"] == [f[:-5] for f in files]
     # One file, nothing fetched: no external scripts, styles, images or URLs.
     assert not re.search(r"https?://|<link|<img|\bsrc=|@import|fetch\(|XMLHttpRequest", page)
-    assert page.count("<script") == 2 and "<style>" in page
+    assert page.count("<script") == 3 and "<style>" in page  # the records, the shared look (table_look.js), the viewer
 
 
 def test_evaluate_cli_rejects_a_bad_replay_count(capsys):

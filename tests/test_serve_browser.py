@@ -139,7 +139,7 @@ def test_play_a_full_round_by_clicking(driver, server):  # noqa: F811, C901
     # The end of the round: the scoring the page shows is the record's.
     res = rnd["result"]
     for k in (0, 1):
-        assert int(driver.find_element("id", f"res-score-{k}").text) == res["scores"][k]
+        assert int(driver.find_element("id", f"res-round-{k}").text) == res["scores"][k]
         assert int(driver.find_element("id", f"res-tricks-{k}").text) == res["tricks"][k]
         assert int(driver.find_element("id", f"res-total-{k}").text) == res["totals"][k]
     assert ("contract made" if res["made"] else "contract failed") in driver.find_element("id", "result-caption").text
@@ -187,7 +187,7 @@ def test_a_whole_game_table_shows_each_rounds_scoring_then_deals_on(driver, serv
     s = driver.execute_script(STATE)
     assert not s["over"] and len(s["rounds"]) == 1 and driver.find_element("id", "continue").is_displayed()
     record = on_disk(root, s["id"])
-    assert int(driver.find_element("id", "res-score-0").text) == record["rounds"][0]["result"]["scores"][0]
+    assert int(driver.find_element("id", "res-round-0").text) == record["rounds"][0]["result"]["scores"][0]
     moves = s["moves"]
     from selenium.webdriver.common.action_chains import ActionChains
 

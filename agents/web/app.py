@@ -43,7 +43,7 @@ from starlette.routing import Route
 from agents.registry import make_agent
 from agents.web.store import TableStore, UnknownTable
 from agents.web.table import AgentFailed, MoveError, Table, TableSettings
-from pcr_env.replay import viewer_html
+from pcr_env.replay import viewer_html, with_table_look
 
 MAX_BODY = 4096
 PAGE = Path(__file__).with_name("page.html")
@@ -117,7 +117,7 @@ class _Handlers:
             make_agent(spec, seed=0, rules=config.settings().config())  # fail at start, not at the first table
         self.hint_agents: dict[str, Any] = {}
         self.hint_lock = threading.Lock()  # one hint agent per spec, shared by the tables
-        self.page = PAGE.read_text()
+        self.page = with_table_look(PAGE.read_text())
 
     # ------------------------------------------------------------- helpers
     def table_id(self, request: Request, authorised: bool = True) -> str:

@@ -30,8 +30,8 @@ import numpy as np
 
 from agents.registry import make_agents
 from pcr_env import engine as E
-from pcr_env.actions import NUM_ACTIONS, PASS_BID, bid_value, describe_action
-from pcr_env.cards import SUITS, card_str
+from pcr_env.actions import NUM_ACTIONS, describe_action
+from pcr_env.cards import card_str
 from pcr_env.config import RulesConfig
 from pcr_env.observation import decode_observation
 from pcr_env.pass_cut_run_v0 import raw_env
@@ -94,10 +94,7 @@ class Table:
             "source": "python -m agents.serve", "seed": settings.seed, "episode": settings.episode,
             "human_seat": self.seat, "agents": {str(s): settings.agents[s] for s in others}})
         self.actions: list[int] = []
-        self.rounds: list[dict[str, Any]] = []  # public results of the scored rounds
         self.error: str | None = None
-        self._last_result: dict[str, Any] | None = None
-        self._new_deal()
 
     @classmethod
     def restore(cls, settings: TableSettings, actions: list[int]) -> Table:
@@ -134,19 +131,9 @@ class Table:
         legal = np.flatnonzero(self.mask()).tolist()
         if action not in legal:
             raise MoveError(f"{describe_action(action)} is not legal now: legal are {', '.join(move_word(a) for a in legal)}")
-        game = self.env.game
-        self.recorder.observe(game, action)
-        self._note(game, action)
+        self.recorder.observe(self.env.game, action)
         self.env.step(action)
         self.actions.append(action)
-        result = self.env.infos[self.me].get("round_result")  # stays there until the person's seat steps again
-        if result is not None and result is not self._last_result:
-            self._last_result = result
-            self._scored(result)
-        if not self.over():
-            g = self.env.game
-            if (g.round_number, g.redeals) != self._deal_key:
-                self._new_deal()
 
     def agent_step(self) -> int:
         """Let the agent whose turn it is act; returns its action. Raises :class:`AgentFailed` (nothing applied)."""
@@ -183,52 +170,27 @@ class Table:
         return out
 
     # ---------------------------------------------------------- public record
-    def _new_deal(self) -> None:
-        g = self.env.game
-        self._deal_key = (g.round_number, g.redeals)
-        self.deal = {"round": g.round_number, "dealer": g.dealer, "redeals": g.redeals, "bids": [], "tricks": [],
-                     "trick": [], "passes_done": [0] * self.n, "discards": 0}
-
-    def _note(self, game: E.GameState, action: int) -> None:
-        """Keep what every seat may know of ``action``: others' pass picks and discards only by count."""
-        seat, phase, deal = game.current, game.phase, self.deal
-        if phase == E.Phase.PASS:
-            deal["passes_done"][seat] += 1
-        elif phase == E.Phase.BID:
-            deal["bids"].append({"seat": seat, "bid": None if action == PASS_BID else bid_value(action)})
-        elif phase == E.Phase.DISCARD:
-            deal["discards"] += 1
-        elif phase == E.Phase.PLAY:
-            deal["trick"].append((seat, action))
-            if len(deal["trick"]) == self.n:
-                winner = E.trick_winner(deal["trick"], game.trump)
-                deal["tricks"].append({"plays": [{"seat": s, "card": card_str(c)} for s, c in deal["trick"]],
-                                       "winner": winner, "team": E.team_of(winner)})
-                deal["trick"] = []
-
-    def _scored(self, info: dict[str, Any]) -> None:
-        teams = [E.team_of(w) for w in info["trick_winners"]]
-        runs = [{"team": t, "length": k, "bonus": E.run_bonus(k, self.config.double_run_bonus)} for t, k in E.runs(teams)]
-        self.rounds.append({"round": info["round"], "declarer": info["declarer"], "contract": info["bid"],
-                            "trump": SUITS[info["trump"]], "tricks": info["tricks"], "run_bonus": info["run_bonus"],
-                            "runs": runs, "made": info["made"], "scores": info["scores"], "totals": info["total_scores"],
-                            "trick_winners": info["trick_winners"], "tricks_played": self.deal["tricks"]})
-
     def view(self) -> dict[str, Any]:
-        """What the person's page may show: their own observation and the public record, nothing hidden."""
-        g, n, deal = self.env.game, self.n, self.deal
+        """What the person's page may show: their own observation and the public part of the record
+        (bids, contract, trump, every card played and who won each trick, the scored rounds), nothing hidden."""
+        g, n = self.env.game, self.n
         mine = decode_observation(self.env.observe(self.me))
         turn = self.turn()
-        contract_known = g.phase not in (E.Phase.PASS, E.Phase.BID) and g.high_bid > 0
-        tricks = deal["tricks"]
+        deal = self.recorder.deal_of(g) or {"bids": [], "tricks": [], "passes": None, "declarer": None, "contract": None,
+                                            "trump": None}
+        tricks = deal["tricks"]  # a scored deal only once the game is over: the next deal has begun otherwise
         won = [sum(1 for t in tricks if t["team"] == k) for k in (0, 1)]
         run = None
         if tricks:
-            team = tricks[-1]["team"]
-            length = next((i for i, t in enumerate(reversed(tricks)) if t["team"] != team), len(tricks))
+            teams = [t["team"] for t in tricks]
+            team, length = E.runs(teams)[-1]
             run = {"team": team, "length": length, "bonus": E.run_bonus(length, self.config.double_run_bonus)}
         legal = np.flatnonzero(self.mask()).tolist() if turn == self.seat else []
         us = self.seat % 2
+        public = ("round", "dealer", "declarer", "contract", "trump", "result")
+        rounds = [{k: r[k] for k in public} for r in self.recorder.rounds]
+        if rounds:
+            rounds[-1]["tricks"] = self.recorder.rounds[-1]["tricks"]  # the last trick stays on the table
         return {
             "seat": self.seat, "players": n, "episode": self.settings.episode, "target": self.config.target_score,
             "agents": [None if s == self.seat else self.settings.agents[s] for s in range(n)],
@@ -236,16 +198,14 @@ class Table:
             "legal": legal, "labels": {str(a): move_word(a) for a in legal},
             "hand": [card_str(c) for c in sorted(mine.hand)], "passed": [card_str(c) for c in mine.passed],
             "received": [card_str(c) for c in mine.received], "discarded": [card_str(c) for c in mine.discarded],
-            "round": deal["round"], "dealer": deal["dealer"], "redeals": deal["redeals"],
-            "pass_direction": int(g.pass_direction), "passes_done": deal["passes_done"],
-            "bids": deal["bids"], "contract": int(g.high_bid) if contract_known else None,
-            "declarer": int(g.declarer) if contract_known else None,
-            "trump": SUITS[g.trump] if contract_known and g.trump >= 0 else None,
-            "trick": [{"seat": s, "card": card_str(c)} for s, c in deal["trick"]], "tricks": tricks,
-            "team_tricks": won, "run": run,
+            "round": int(g.round_number), "dealer": int(g.dealer), "redeals": int(g.redeals),
+            "pass_direction": int(g.pass_direction),
+            "passes_done": [len(p) for p in deal["passes"]["picks"]] if deal["passes"] else [0] * n,
+            "bids": deal["bids"], "contract": deal["contract"], "declarer": deal["declarer"], "trump": deal["trump"],
+            "trick": [{"seat": s, "card": card_str(c)} for s, c in self.recorder.trick],
+            "tricks": tricks, "team_tricks": won, "run": run,
             "scores": [int(mine.scores[0 if k == us else 1]) for k in (0, 1)],
-            "rounds": [{k: v for k, v in r.items() if k != "tricks_played"} for r in self.rounds[:-1]] + self.rounds[-1:],
-            "moves": len(self.actions), "error": self.error,
+            "rounds": rounds, "moves": len(self.actions), "error": self.error,
             "winner": None if turn is not None or g.winner is None or g.winner < 0 else int(g.winner),
             "truncated": all(self.env.truncations.values()),
         }
