@@ -246,3 +246,22 @@ def test_each_scored_round_is_shown_once_and_matches_the_record(client, tmp_path
     assert [r["result"] for r in s["rounds"]] == [r["result"] for r in record["rounds"]]
     assert all("hands" not in r and "passes" not in r for r in s["rounds"])  # nobody's hidden cards
     assert s["scores"] == record["rounds"][-1]["result"]["totals"]
+
+
+@pytest.mark.slow
+def test_a_search_agent_at_the_table_and_the_ppo_hint_with_probabilities(tmp_path):
+    """Any spec sits at the table (``search:ppo:pretrained``); a ``ppo:`` hint gives a probability for each legal move."""
+    with make_client(tmp_path, agents=["you", "search:ppo:pretrained", "heuristic", "heuristic"], hint="ppo:pretrained") as c:
+        tid, h = new_table(c)
+        s = until_my_turn(c, tid, h)
+        hint = c.get(f"/api/tables/{tid}/hint", headers=h).json()
+        probs = hint["probabilities"]
+        assert hint["agent"] == "ppo:pretrained" and sorted(p["action"] for p in probs) == s["legal"]
+        assert abs(sum(p["p"] for p in probs) - 1) < 1e-3 and hint["action"] in s["legal"]
+        mine = 0
+        while s["moves"] == mine:  # until the agents (seat 1's search agent among them) have acted
+            s = c.post(f"/api/tables/{tid}/move", json={"action": s["legal"][0]}, headers=h).json()
+            mine += 1
+            s = until_my_turn(c, tid, h)
+        assert table_file(tmp_path, tid)["meta"]["table"]["settings"]["agents"][1] == "search:ppo:pretrained"
+        assert s["moves"] > mine and s["error"] is None

@@ -76,6 +76,7 @@ def test_the_wheel_holds_every_module_and_data_file(wheel):
     missing = [name for name in tracked if name not in names]
     assert not missing, f"not in the wheel: {missing}"
     assert "agents/pretrained/ppo_pretrained.pt" in names and "pcr_env/replay_viewer.html" in names
+    assert {"pcr_env/table_look.css", "pcr_env/table_look.js", "agents/web/page.html"} <= set(names)
     assert not any(name.startswith(("tests/", "benchmarks/", "configs/")) for name in names)
 
 
