@@ -203,6 +203,18 @@ def test_agents_never_import_the_scripts_and_only_the_policy_and_training_packag
     assert "agents.ppo.network" in torch_users and "train" in torch_users  # the reader sees torch where it is
 
 
+WEB_USERS = ("agents.web.app", "agents.serve")  # the browser table's server: the only users of the web extra
+
+
+def test_only_the_browser_tables_server_imports_the_web_library():
+    """starlette and uvicorn (the ``web`` extra) stay in agents.web.app and agents.serve; nothing imports the server."""
+    graph = _graph()
+    web_users = sorted(n for n, e in graph.items() if {m.split(".")[0] for m in e} & {"starlette", "uvicorn"})
+    assert web_users == sorted(WEB_USERS), web_users
+    above = sorted(n for n, e in graph.items() if n not in WEB_USERS and e & set(WEB_USERS))
+    assert above == [], above
+
+
 def test_lower_layers_never_import_the_packages_above_them():
     """agents.scripted/search/evaluation know nothing of training; agents.ppo knows nothing of training either."""
     graph = _graph()
