@@ -119,6 +119,19 @@ class BaseAgent:
         return f"{type(self).__name__}(seed={self.seed!r})"
 
 
+class SearchingAgent(BaseAgent):
+    """An agent that searches at its decisions: a forced move (one legal action) is played at once, without a
+    search; every other decision is :meth:`search`'s (``search:SPEC``, ``pimc``, ``openspiel:BOT``)."""
+
+    def act(self, obs: dict[str, np.ndarray]) -> int:
+        legal = legal_actions(obs["action_mask"])
+        return int(legal[0]) if len(legal) == 1 else int(self.search(obs, legal))
+
+    def search(self, obs: dict[str, np.ndarray], legal: np.ndarray) -> int:
+        """The action for ``obs``, one of ``legal`` (more than one)."""
+        raise NotImplementedError
+
+
 def legal_actions(mask: np.ndarray) -> np.ndarray:
     """Legal action ids of a mask; raises ``ValueError`` when nothing is legal (not this seat's turn)."""
     legal = np.flatnonzero(np.asarray(mask))
@@ -127,4 +140,4 @@ def legal_actions(mask: np.ndarray) -> np.ndarray:
     return legal
 
 
-__all__ = ["Agent", "BaseAgent", "legal_actions"]
+__all__ = ["Agent", "BaseAgent", "SearchingAgent", "legal_actions"]

@@ -15,7 +15,7 @@ At a decision with more than one legal action the agent
 Candidates are every legal action, except in the passing phase (R3), where they are the base
 policy's ``pass_candidates`` most likely picks when it exposes probabilities
 (``action_probabilities``, as the PPO agent does), else its pick and the other legal cards in
-rank order, up to ``pass_candidates``. Forced moves (one legal action) are played at once.
+rank order, up to ``pass_candidates``. Forced moves (one legal action) are played at once (:class:`agents.base.SearchingAgent`).
 
 Budget (``worlds``, ``pass_candidates``): a decision costs about ``candidates x worlds`` round
 rollouts; ``benchmarks/speed/search_cost.py`` measures milliseconds per decision for each setting.
@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, BaseAgent, legal_actions
+from agents.base import Agent, SearchingAgent
 from pcr_env.actions import NUM_ACTIONS
 from pcr_env.cards import rank_of
 from pcr_env.config import RulesConfig
@@ -42,7 +42,7 @@ from pcr_env.observation import decode_observation
 from pcr_env.vector import VectorEnv
 
 
-class SearchAgent(BaseAgent):
+class SearchAgent(SearchingAgent):
     """Base-policy rollouts over sampled worlds at every decision (see the module docstring)."""
 
     name = "search"
@@ -84,10 +84,7 @@ class SearchAgent(BaseAgent):
         return f"SearchAgent({self.source or self.base!r}, worlds={self.worlds}, seed={self.seed!r})"
 
     # ------------------------------------------------------------------ acting
-    def act(self, obs: dict[str, np.ndarray]) -> int:
-        legal = legal_actions(obs["action_mask"])
-        if len(legal) == 1:
-            return int(legal[0])
+    def search(self, obs: dict[str, np.ndarray], legal: np.ndarray) -> int:
         blueprint, candidates = self._searched(obs, legal)
         if len(candidates) == 1:
             return int(candidates[0])

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import BaseAgent, legal_actions
+from agents.base import SearchingAgent
 from pcr_env.actions import PASS_BID, TRUMP_BASE, bid_action
 from pcr_env.cards import NUM_SUITS, cards_of, rank_of, suit_of
 from pcr_env.config import RulesConfig
@@ -111,7 +111,7 @@ def declarer_tricks(world: GameState, seat: int) -> list[int]:
     return out
 
 
-class PIMCAgent(BaseAgent):
+class PIMCAgent(SearchingAgent):
     """Double-dummy play, bids and trump over ``worlds`` sampled deals per decision (see the module docstring)."""
 
     name = "pimc"
@@ -130,10 +130,7 @@ class PIMCAgent(BaseAgent):
         self.worlds, self.bid_worlds, self.confidence = worlds, bid_worlds, confidence
         _solver()  # fail at construction, not at the first card
 
-    def act(self, obs: dict[str, np.ndarray]) -> int:
-        legal = legal_actions(obs["action_mask"])
-        if len(legal) == 1:
-            return int(legal[0])
+    def search(self, obs: dict[str, np.ndarray], legal: np.ndarray) -> int:
         view = decode_observation(obs)
         if view.phase == Phase.PASS:
             return self._pass(view, legal)
