@@ -10,7 +10,7 @@ luck of the cards cancels; see :mod:`agents.evaluation` for the method.
     python evaluate.py --people runs/web/records   # a person's games (browser table, terminal player) per agent spec
 
 Agent specs: ``random``, ``greedy``, ``heuristic``, ``ppo:PATH`` (``ppo:pretrained``), ``search:SPEC``
-(``search:ppo:pretrained``), ``pimc``.
+(``search:ppo:pretrained``), ``pimc``, ``openspiel:BOT`` (``openspiel:ismcts:sims=200``).
 A single agent plays a copy of itself (a self-play check, said so in the output); repeat a spec to
 rate two copies.
 """

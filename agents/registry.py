@@ -14,6 +14,9 @@ spec               agent
 ``mix:SPEC``       ``SPEC`` except card play, made by the heuristic (:mod:`agents.search.phase_mix`; factory
                    options ``other=`` and ``phases=`` hand other phases to another agent)
 ``pimc``           double-dummy reference opponent, four players (:mod:`agents.search.pimc`, ``pimc`` extra)
+``openspiel:BOT``  OpenSpiel's search bots over sampled worlds (:mod:`agents.search.openspiel_bots`,
+                   ``openspiel`` extra): ``openspiel:ismcts`` (IS-MCTS, random rollouts), ``openspiel:mcts``;
+                   options after the bot, e.g. ``openspiel:ismcts:sims=200``
 =================  ===============================================================
 
 * :func:`make_agent` builds one agent from a spec; :func:`register_agent` adds a kind
@@ -256,6 +259,12 @@ def _pimc_factory(seed: int | None = None, rules: RulesConfig | None = None, **k
     return PIMCAgent(seed=seed, rules=rules, **kwargs)
 
 
+def _openspiel_factory(arg: str, seed: int | None = None, rules: RulesConfig | None = None, **kwargs: Any) -> Agent:
+    from agents.search.openspiel_bots import make_openspiel_agent  # imported lazily: it needs open-spiel
+
+    return make_openspiel_agent(arg, seed=seed, rules=rules, **kwargs)
+
+
 register_agent("random", RandomAgent, description="uniform over the legal actions")
 register_agent("greedy", GreedyAgent, description="wins each trick as cheaply as it can; naive bidding")
 register_agent("heuristic", HeuristicAgent, description="rule-based player (pass, bid, trump, play)")
@@ -266,6 +275,9 @@ register_agent("search", _search_factory, takes_arg=True, arg_name="SPEC",
 register_agent("mix", _mix_factory, takes_arg=True, arg_name="SPEC",
                description="SPEC's decisions except card play, which the heuristic makes (options other=, phases=)")
 register_agent("pimc", _pimc_factory, description="double-dummy play and bids over sampled worlds (four players; pimc extra)")
+register_agent("openspiel", _openspiel_factory, takes_arg=True, arg_name="BOT",
+               description="OpenSpiel's search bots: openspiel:ismcts (IS-MCTS, random rollouts), openspiel:mcts "
+                           "(MCTS over sampled worlds); options e.g. openspiel:ismcts:sims=200 (openspiel extra)")
 
 
 __all__ = ["AgentKind", "list_agents", "make_agent", "make_agents", "make_gym_env", "parse_spec",

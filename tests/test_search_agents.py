@@ -34,6 +34,26 @@ def _decision(seed: int, phase: E.Phase):
     raise AssertionError(f"no {phase.name} decision")
 
 
+def hidden_twin(seed: int, phase: E.Phase) -> tuple[dict, dict]:
+    """The observation dict of :func:`_decision` and the same seat's observation of a table where two other seats
+    swapped one card of a suit both hold (hand sizes and voids kept): the two must be equal, so an agent that
+    reads only its observation acts the same on both."""
+    obs, seat, state = _decision(seed, phase)
+    a, b = [s for s in range(4) if s != seat][:2]
+    changed = state.copy()
+    for suit in range(4):
+        ca = [c for c in range(suit * 13, suit * 13 + 13) if changed.hands[a] >> c & 1 and not changed.passed[seat] >> c & 1]
+        cb = [c for c in range(suit * 13, suit * 13 + 13) if changed.hands[b] >> c & 1 and not changed.passed[seat] >> c & 1]
+        if ca and cb:
+            changed.hands[a] ^= (1 << ca[0]) | (1 << cb[0])
+            changed.hands[b] ^= (1 << ca[0]) | (1 << cb[0])
+            break
+    assert changed.hands != state.hands
+    twin = {"observation": encode_observation(changed, seat), "action_mask": obs["action_mask"]}
+    assert np.array_equal(twin["observation"], obs["observation"])
+    return obs, twin
+
+
 def test_search_acts_by_its_deviation_rule_over_the_same_worlds():
     obs, _, _ = _decision(3, E.Phase.PLAY)
     legal = np.flatnonzero(obs["action_mask"])
@@ -59,22 +79,9 @@ def test_the_deviation_rule_leaves_the_base_only_for_a_clear_gain():
 @pytest.mark.parametrize("phase", [E.Phase.PASS, E.Phase.BID, E.Phase.PLAY])
 def test_search_reads_only_its_observation(phase):
     """Swapping two other seats' hidden cards (same observation for the actor) changes nothing."""
-    obs, seat, state = _decision(11, phase)
-    other = [s for s in range(4) if s != seat]
-    changed = state.copy()
-    a, b = other[0], other[1]
-    for suit in range(4):  # swap one card of a suit both hold, if any, keeping hand sizes and voids
-        ca = [c for c in range(suit * 13, suit * 13 + 13) if changed.hands[a] >> c & 1 and not changed.passed[seat] >> c & 1]
-        cb = [c for c in range(suit * 13, suit * 13 + 13) if changed.hands[b] >> c & 1 and not changed.passed[seat] >> c & 1]
-        if ca and cb:
-            changed.hands[a] ^= (1 << ca[0]) | (1 << cb[0])
-            changed.hands[b] ^= (1 << ca[0]) | (1 << cb[0])
-            break
-    assert changed.hands != state.hands
-    assert np.array_equal(encode_observation(changed, seat), obs["observation"])
+    obs, twin = hidden_twin(11, phase)
     first = SearchAgent(make_agent("heuristic", seed=0), RulesConfig(), seed=9, worlds=3).act(obs)
-    again = SearchAgent(make_agent("heuristic", seed=0), RulesConfig(), seed=9, worlds=3).act(
-        {"observation": encode_observation(changed, seat), "action_mask": obs["action_mask"]})
+    again = SearchAgent(make_agent("heuristic", seed=0), RulesConfig(), seed=9, worlds=3).act(twin)
     assert first == again
 
 
