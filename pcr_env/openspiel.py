@@ -403,8 +403,8 @@ def view_text(vector: np.ndarray, player: int) -> str:
     if v.trick_winners:
         parts.append(f"won {' '.join(seat(k) for k in v.trick_winners)}")
     run = "-" if v.run[0] is None else f"{'us' if v.run[0] == 0 else 'them'} x{v.run[1]}"  # team-relative (R7.1)
-    parts.append(f"tricks {v.team_tricks[0]}-{v.team_tricks[1]} run {run}")
-    parts.append(f"score {v.scores[0]}-{v.scores[1]}/{v.target} redeals {v.redeals}")
+    parts.append(f"tricks us {v.team_tricks[0]} them {v.team_tricks[1]} run {run}")
+    parts.append(f"score us {v.scores[0]} them {v.scores[1]} of {v.target} redeals {v.redeals}")
     return " | ".join(parts)
 
 
