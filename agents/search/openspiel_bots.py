@@ -4,7 +4,7 @@
 spec                   bot
 =====================  ==========================================================================
 ``openspiel:ismcts``   OpenSpiel's IS-MCTS (``open_spiel.python.algorithms.ismcts.ISMCTSBot``, Cowling et al.
-                       2011) with random rollouts (``mcts.RandomRolloutEvaluator``); every simulation starts
+                       2012) with random rollouts (``mcts.RandomRolloutEvaluator``); every simulation starts
                        from a world drawn by :mod:`pcr_env.worlds` (the bot's resampler)
 ``openspiel:mcts``     OpenSpiel's MCTS (``mcts.MCTSBot``, UCT, random rollouts) run on ``worlds`` sampled
                        worlds, each searched as if its cards were seen (determinized MCTS); the action
