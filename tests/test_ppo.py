@@ -210,7 +210,7 @@ def test_every_road_from_a_checkpoint_to_an_agent_is_from_checkpoint(tmp_path, m
                         classmethod(lambda cls, ckpt, **kw: calls.append(kw["source"]) or real(cls, ckpt, **kw)))
     make_agent(f"ppo:{path}")
     evaluate_checkpoint(read_checkpoint(path), ["random"], deals=1, seed=0)
-    init_weights(small_model(), ValueNorm(), path, SMALL, RulesConfig(), {})
+    init_weights(small_model(), ValueNorm(), path, RulesConfig())
     frozen = snapshot_agent(model, RulesConfig(), seed=0)
     assert calls == [f"PPO checkpoint {path!r}", "the network being trained", f"warmstart.init_from {path!r}", "snapshot"]
     assert not any(p.requires_grad for p in frozen.model.parameters())  # an agent never trains its copy
