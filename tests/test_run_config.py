@@ -186,6 +186,8 @@ def test_a_staged_config_is_validated_once_into_its_run(monkeypatch):
     assert [stage.config.ppo.learning_rate for stage in run.stages] == [3e-4, 3e-4, 3e-4, 5e-5]
     assert run.stages[2].config.warmstart.play == "learner" and run.stages[2].config.warmstart.targets == "values"
     assert all(stage.config.stages == [] for stage in run.stages)  # a stage's config is the whole config it runs with
+    # a stage's config resolves to that stage alone, not to the run's stages it was copied from
+    assert [train.Run.of(stage.config).stages for stage in run.stages] == [(stage,) for stage in run.stages]
     assert seen == ["Config"]  # reading the run validated nothing again
 
 

@@ -380,8 +380,12 @@ class Run:
     @classmethod
     def of(cls, config: Config) -> Run:
         """The run of a validated config (no second validation: its stages' sections were validated with it)."""
-        stages = (Stage(kind, config.model_copy(update={"ppo": ppo, "warmstart": warm, "stages": []}), iterations)
-                  for kind, ppo, warm, iterations in config._stage_sections)
+        stages = []
+        for section in config._stage_sections:
+            kind, ppo, warm, iterations = section
+            stage_config = config.model_copy(update={"ppo": ppo, "warmstart": warm, "stages": []})
+            stage_config._stage_sections = (section,)  # its own stage only, not the run's (a copy keeps private attrs)
+            stages.append(Stage(kind, stage_config, iterations))
         return cls(config, tuple(stages))
 
     @property
