@@ -381,10 +381,10 @@ class Run:
     def of(cls, config: Config) -> Run:
         """The run of a validated config (no second validation: its stages' sections were validated with it)."""
         stages = []
-        for section in config._stage_sections:
-            kind, ppo, warm, iterations = section
+        for sections in config._stage_sections:
+            kind, ppo, warm, iterations = sections
             stage_config = config.model_copy(update={"ppo": ppo, "warmstart": warm, "stages": []})
-            stage_config._stage_sections = (section,)  # its own stage only, not the run's (a copy keeps private attrs)
+            stage_config._stage_sections = (sections,)  # its own stage only, not the run's (a copy keeps private attrs)
             stages.append(Stage(kind, stage_config, iterations))
         return cls(config, tuple(stages))
 
