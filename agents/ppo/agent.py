@@ -25,6 +25,7 @@ import torch
 
 from agents.base import BaseAgent
 from agents.ppo.checkpoint import acts_greedy, build_model, check_rules_compatible, read_checkpoint
+from agents.ppo.compiled_actor import CompiledActor
 from agents.ppo.network import ActorCritic, log_probs, sample_actions
 from pcr_env.actions import NUM_ACTIONS
 from pcr_env.config import RulesConfig
@@ -35,24 +36,28 @@ class PPOAgent(BaseAgent):
     """A trained policy as an agent: greedy (most probable legal action) by default, or sampled.
 
     Only the actor is used, on the acting seat's observation: the agent sees what
-    its seat sees. ``rules`` are the rules it was trained for (``.rules``).
+    its seat sees. ``rules`` are the rules it was trained for (``.rules``). On the CPU the actor
+    runs as :class:`~agents.ppo.compiled_actor.CompiledActor` (the same logits without torch's
+    per-call cost; rebuilt if the module's weights are changed in place) unless ``compiled=False``.
     """
 
     name = "ppo"
 
     def __init__(self, model: ActorCritic, rules: RulesConfig, *, greedy: bool = True, seed: int | None = None,
-                 device: str = "cpu", source: str = "ppo"):
+                 device: str = "cpu", source: str = "ppo", compiled: bool = True):
         super().__init__(seed)
         self.model = model.to(device).eval()
         self.rules, self.greedy, self.device, self.source = rules, greedy, torch.device(device), source
         self.obs_dim = model.obs_dim
         self.generator = torch.Generator(device=self.device)
+        self._compilable = compiled and self.device.type == "cpu" and CompiledActor.fits(self.model.actor)
+        self._compiled: CompiledActor | None = None
         self.reset(seed)
 
     @classmethod
     def from_checkpoint(cls, ckpt: dict[str, Any], *, rules: RulesConfig | dict[str, Any] | None = None,
                         greedy: bool | None = None, seed: int | None = None, device: str = "cpu",
-                        source: str = "ppo") -> PPOAgent:
+                        source: str = "ppo", compiled: bool = True) -> PPOAgent:
         """The agent of a checkpoint dict: refused if ``rules`` (the table's) are another variant than it was
         trained for; frozen weights; acting as the file says (:func:`~agents.ppo.checkpoint.acts_greedy`)
         unless ``greedy`` is given (``False`` samples with a generator seeded by ``seed``)."""
@@ -61,7 +66,7 @@ class PPOAgent(BaseAgent):
         model = build_model(ckpt)
         model.requires_grad_(False)
         return cls(model, RulesConfig.from_kwargs(ckpt["rules"]), greedy=acts_greedy(ckpt) if greedy is None else greedy,
-                   seed=seed, device=device, source=source)
+                   seed=seed, device=device, source=source, compiled=compiled)
 
     def reset(self, seed: int | None = None) -> None:
         """Re-seed ``self.rng`` and, from it, the torch generator that samples actions."""
@@ -84,17 +89,18 @@ class PPOAgent(BaseAgent):
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         logits = self._logits(obs, masks)
         if self.greedy:
-            actions = logits.argmax(-1)
-        else:
-            actions = sample_actions(log_probs(logits), self.generator)
-        return actions.cpu().numpy().astype(np.int64)
+            return np.asarray(logits.argmax(-1), np.int64) if isinstance(logits, np.ndarray) \
+                else logits.argmax(-1).cpu().numpy().astype(np.int64)
+        logits = torch.as_tensor(logits, device=self.device)
+        return sample_actions(log_probs(logits), self.generator).cpu().numpy().astype(np.int64)
 
     @torch.no_grad()
     def action_probabilities(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The policy's probability of every action ``[N, 70]`` (0 for illegal ones), e.g. for a search's candidates."""
-        return log_probs(self._logits(obs, masks)).exp().cpu().numpy()
+        return log_probs(torch.as_tensor(self._logits(obs, masks), device=self.device)).exp().cpu().numpy()
 
-    def _logits(self, obs: np.ndarray, masks: np.ndarray) -> torch.Tensor:
+    def _logits(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray | torch.Tensor:
+        """Masked logits ``[N, 70]``: a float32 array from the compiled actor on the CPU, else a torch tensor."""
         obs, masks = np.asarray(obs), np.asarray(masks)
         if obs.ndim != 2 or masks.shape != (len(obs), NUM_ACTIONS):
             raise ValueError(f"act_batch expects observations [N, {self.obs_dim}] and masks [N, {NUM_ACTIONS}], "
@@ -106,6 +112,10 @@ class PPOAgent(BaseAgent):
         empty = ~legal.any(axis=1)
         if empty.any():
             raise ValueError(f"action_mask rows {np.flatnonzero(empty).tolist()} have no legal action")
+        if self._compilable:
+            if self._compiled is None or not self._compiled.current():
+                self._compiled = CompiledActor(self.model.actor)
+            return self._compiled.masked_logits(np.ascontiguousarray(obs, np.float32), legal)
         x = torch.as_tensor(obs, dtype=torch.float32, device=self.device)
         m = torch.as_tensor(legal, device=self.device)
         return self.model.masked_logits(x, m)

@@ -56,6 +56,7 @@ opponents still to play, the rank of the card led, cards left in hand, my trumps
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 import torch
@@ -96,6 +97,7 @@ def row_feature_names(players: int) -> list[str]:
             + [f"mine_{s}" for s in "CDHS"] + ["best_safe", "led_rank", "cards_left", "my_trumps", "unseen_trumps"])
 
 
+@lru_cache(maxsize=None)
 def row_feature_size(players: int) -> int:
     return len(row_feature_names(players))
 
@@ -378,22 +380,31 @@ def _checked(obs: np.ndarray, players: int) -> np.ndarray:
     return obs
 
 
-def _run_kernel(obs: np.ndarray, players: int, cards: np.ndarray, rows: np.ndarray, slot_cards: np.ndarray,
-                slot_features: np.ndarray) -> None:
+@lru_cache(maxsize=None)
+def _kernel_offsets(players: int) -> tuple[np.ndarray, np.ndarray]:
+    """Where the kernel reads the observation (:data:`_SLICES` starts) and the seat's card knowledge; cached, as
+    acting one decision at a time would otherwise spend more on building them than on the kernel."""
     layout = observation_layout(players)
     off = np.array([layout[name].start for name in _SLICES], np.int64)
-    largest = _features_kernel(obs, players, off, knowledge_offsets(players), cards, rows, slot_cards, slot_features)
+    return off, knowledge_offsets(players)
+
+
+def _run_kernel(obs: np.ndarray, players: int, cards: np.ndarray, rows: np.ndarray, slot_cards: np.ndarray,
+                slot_features: np.ndarray) -> None:
+    largest = _features_kernel(obs, players, *_kernel_offsets(players), cards, rows, slot_cards, slot_features)
     if largest > slot_cards.shape[1]:
         raise ValueError(f"an observation holds {largest} cards in hand, more than {slot_cards.shape[1]}: "
                          f"it is not an observation of a {players}-player table")
 
 
+@lru_cache(maxsize=None)
 def hand_slots(players: int) -> int:
     """The most cards a hand holds (R9.3: the declarer holds the kitty before discarding)."""
     rules = RulesConfig(players=players)
     return rules.hand_size + rules.kitty_size
 
 
+@lru_cache(maxsize=None)
 def card_input_size(players: int) -> int:
     """Width of :func:`card_inputs`' rows."""
     return row_feature_size(players) + hand_slots(players) * (1 + len(card_feature_names(players)))
@@ -405,7 +416,8 @@ def card_inputs(obs: np.ndarray, players: int) -> np.ndarray:
     per-card features. Computed once per decision on the rollout path and stored beside the observation, so
     the update epochs do not recompute it."""
     obs = _checked(obs, players)
-    g, s, f = row_feature_size(players), hand_slots(players), len(card_feature_names(players))
+    g, s = row_feature_size(players), hand_slots(players)
+    f = (card_input_size(players) - g) // s - 1
     # Zeros, not np.empty: the kernel leaves the features past the hand unwritten, and a batched scorer that runs over
     # every slot (StackedCardActors) must read finite numbers there (bfloat16 matmuls spread a NaN to other rows).
     packed = np.zeros((len(obs), card_input_size(players)), np.float32)
