@@ -111,3 +111,20 @@ def test_the_shipped_file_takes_the_same_actions_on_either_path_over_whole_games
             decisions += 1
             env.step(action)
     assert decisions > 12 * 50
+
+
+def test_a_greedy_agent_plays_forced_rows_without_a_forward_pass():
+    net = _network(True, "relu")
+    agent, reference = PPOAgent(net, RulesConfig(), seed=0), PPOAgent(net, RulesConfig(), seed=0)
+    obs, masks = _positions(16, 70)
+    forced = masks.sum(1) == 1
+    assert 0 < forced.sum() < len(obs)
+    seen = []
+    logits = agent._logits
+    agent._logits = lambda o, legal: seen.append(len(o)) or logits(o, legal)
+    actions = agent.act_batch(obs, masks)
+    assert seen == [int((~forced).sum())]  # only the rows with a choice went through the network
+    np.testing.assert_array_equal(actions[forced], masks[forced].argmax(1))
+    np.testing.assert_array_equal(actions, [reference.act_batch(o[None], m[None])[0] for o, m in zip(obs, masks)])
+    with pytest.raises(ValueError, match="no legal action"):  # the masks are still checked, forced rows or not
+        agent.act_batch(obs[:2], np.zeros_like(masks[:2]))

@@ -39,6 +39,7 @@ class PPOAgent(BaseAgent):
     its seat sees. ``rules`` are the rules it was trained for (``.rules``). On the CPU the actor
     runs as :class:`~agents.ppo.compiled_actor.CompiledActor` (the same logits without torch's
     per-call cost; rebuilt if the module's weights are changed in place) unless ``compiled=False``.
+    A greedy agent plays a forced move (one legal action) without a forward pass.
     """
 
     name = "ppo"
@@ -87,20 +88,32 @@ class PPOAgent(BaseAgent):
 
     @torch.no_grad()
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        logits = self._logits(obs, masks)
-        if self.greedy:
-            return np.asarray(logits.argmax(-1), np.int64) if isinstance(logits, np.ndarray) \
-                else logits.argmax(-1).cpu().numpy().astype(np.int64)
-        logits = torch.as_tensor(logits, device=self.device)
-        return sample_actions(log_probs(logits), self.generator).cpu().numpy().astype(np.int64)
+        obs, legal = self._checked(obs, masks)
+        if not self.greedy:
+            logits = torch.as_tensor(self._logits(obs, legal), device=self.device)
+            return sample_actions(log_probs(logits), self.generator).cpu().numpy().astype(np.int64)
+        # A forced row (one legal action) needs no forward pass: the most probable legal action is the only one.
+        actions = legal.argmax(1).astype(np.int64)
+        open_rows = np.flatnonzero(legal.sum(1) > 1)
+        if len(open_rows) == len(legal):
+            return self._greedy(obs, legal)
+        if len(open_rows):
+            actions[open_rows] = self._greedy(obs[open_rows], legal[open_rows])
+        return actions
 
     @torch.no_grad()
     def action_probabilities(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The policy's probability of every action ``[N, 70]`` (0 for illegal ones), e.g. for a search's candidates."""
-        return log_probs(torch.as_tensor(self._logits(obs, masks), device=self.device)).exp().cpu().numpy()
+        return log_probs(torch.as_tensor(self._logits(*self._checked(obs, masks)), device=self.device)).exp().cpu().numpy()
 
-    def _logits(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray | torch.Tensor:
-        """Masked logits ``[N, 70]``: a float32 array from the compiled actor on the CPU, else a torch tensor."""
+    def _greedy(self, obs: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        logits = self._logits(obs, legal)
+        if isinstance(logits, np.ndarray):
+            return logits.argmax(-1).astype(np.int64)
+        return logits.argmax(-1).cpu().numpy().astype(np.int64)
+
+    def _checked(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Observations ``[N, obs_dim]`` and legal-action masks (bool ``[N, 70]``, each row with a legal action)."""
         obs, masks = np.asarray(obs), np.asarray(masks)
         if obs.ndim != 2 or masks.shape != (len(obs), NUM_ACTIONS):
             raise ValueError(f"act_batch expects observations [N, {self.obs_dim}] and masks [N, {NUM_ACTIONS}], "
@@ -112,6 +125,10 @@ class PPOAgent(BaseAgent):
         empty = ~legal.any(axis=1)
         if empty.any():
             raise ValueError(f"action_mask rows {np.flatnonzero(empty).tolist()} have no legal action")
+        return obs, legal
+
+    def _logits(self, obs: np.ndarray, legal: np.ndarray) -> np.ndarray | torch.Tensor:
+        """Masked logits ``[N, 70]``: a float32 array from the compiled actor on the CPU, else a torch tensor."""
         if self._compilable:
             if self._compiled is None or not self._compiled.current():
                 self._compiled = CompiledActor(self.model.actor)
