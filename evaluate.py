@@ -8,6 +8,7 @@ luck of the cards cancels; see :mod:`agents.evaluation` for the method.
     python evaluate.py --agents heuristic random --players 6 --episode game --deals 200
     python evaluate.py --agents ppo:pretrained heuristic --deals 200 --replays runs/replays   # + game records
     python evaluate.py --people runs/web/records   # a person's games (browser table, terminal player) per agent spec
+    python evaluate.py --agents search:ppo:pretrained pimc --deals 500 --ray auto   # on a Ray cluster (ray start --head)
 
 Agent specs: ``random``, ``greedy``, ``heuristic``, ``ppo:PATH`` (``ppo:pretrained``), ``search:SPEC``
 (``search:ppo:pretrained``), ``pimc``, ``openspiel:BOT`` (``openspiel:ismcts:sims=200``).
@@ -55,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--episode", choices=("round", "game"), default="round",
                         help="a deal is one round (default) or a whole game to --target-score")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (results do not depend on it)")
+    parser.add_argument("--ray", metavar="ADDRESS",
+                        help="play the deals as tasks on a Ray cluster instead: auto, HOST:PORT, ray://HOST:PORT or "
+                             "local (the same results as --workers; the rllib extra)")
     parser.add_argument("--out", metavar="DIR", help="write results.json, results.csv, ratings.csv and table.md here")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.add_argument("--replays", metavar="DIR",
@@ -93,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
                             max_rounds=args.max_rounds, max_redeals=args.max_redeals)
         result = evaluate(args.agents, deals=args.deals, seed=args.seed, episode=args.episode, workers=args.workers,
                           progress=not args.no_progress, rules=rules,
-                          record_deals=min(args.replay_deals, args.deals) if args.replays else 0)
+                          record_deals=min(args.replay_deals, args.deals) if args.replays else 0, ray_address=args.ray)
     except ValueError as err:
         print(f"evaluate.py: error: {err}", file=sys.stderr)
         return 2

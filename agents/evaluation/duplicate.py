@@ -357,7 +357,8 @@ def _labels(specs: Sequence[str]) -> list[str]:
 # ---------------------------------------------------------------------------- driver
 def evaluate(agents: Sequence[str | Agent], deals: int = 1000, seed: int = 0, episode: str = "round",
              workers: int = 1, progress: bool = True, rules: RulesConfig | dict[str, Any] | None = None,
-             pairs: Iterable[tuple[int, int]] | None = None, record_deals: int = 0) -> EvaluationResult:
+             pairs: Iterable[tuple[int, int]] | None = None, record_deals: int = 0,
+             ray_address: str | None = None) -> EvaluationResult:
     """Play every pair of ``agents`` (spec strings or agent objects) in duplicate over ``deals`` deals.
 
     A single agent is played against a copy of itself; a repeated spec is a
@@ -372,10 +373,13 @@ def evaluate(agents: Sequence[str | Agent], deals: int = 1000, seed: int = 0, ep
     deals as game records in ``result.replays`` (ordered by pair, deal, table;
     write them with :func:`pcr_env.replay.write_replays`). Recording does not
     change any result.
+
+    ``ray_address`` plays the chunks of deals as tasks on a Ray cluster instead (:mod:`agents.evaluation.on_ray`:
+    ``"auto"``, ``"HOST:PORT"``, ``"local"``), with the same result; ``workers`` must then be 1.
     """
     if isinstance(rules, dict) or rules is None:
         rules = RulesConfig.from_kwargs(dict(rules or {}))
-    _check_arguments(agents, deals, episode, workers, record_deals)
+    _check_arguments(agents, deals, episode, workers, record_deals, ray_address)
     specs = list(agents) if len(agents) > 1 else [agents[0], agents[0]]
     names = _labels([spec_label(s) for s in specs])
     pair_list = sorted(pairs) if pairs is not None else [(i, j) for i in range(len(specs)) for j in range(i + 1, len(specs))]
@@ -384,11 +388,12 @@ def evaluate(agents: Sequence[str | Agent], deals: int = 1000, seed: int = 0, ep
              + (((record_deals, names[i], names[j]),) if start < record_deals else ())
              for p, (i, j) in enumerate(pair_list) for start in range(0, deals, CHUNK)]
     started = time.perf_counter()
-    chunks = _run_tasks(tasks, workers, _progress_bar(total=deals * len(pair_list), enabled=progress))
+    chunks = _run_tasks(tasks, workers, ray_address, _progress_bar(total=deals * len(pair_list), enabled=progress))
+    _check_complete(tasks, chunks)
     elapsed = time.perf_counter() - started
     results, wins = _pair_results(chunks, pair_list, names)
     config = {"agents": names, "specs": [spec_label(s) for s in specs], "deals": deals, "seed": seed, "episode": episode,
-              "rules": rules_dict, "workers": workers, "duplicate": True,
+              "rules": rules_dict, "workers": workers, "ray": ray_address is not None, "duplicate": True,
               "score_difference": "mean over the two tables of (agent_a team score - agent_b team score)"}
     replays = [r for c in sorted(chunks, key=lambda c: (c.pair, c.start)) for r in c.replays]
     clock = _agent_clock(chunks, pair_list, len(specs))
@@ -397,8 +402,15 @@ def evaluate(agents: Sequence[str | Agent], deals: int = 1000, seed: int = 0, ep
                             replays=replays, timing=timing)
 
 
-def _check_arguments(agents: Sequence[str | Agent], deals: int, episode: str, workers: int, record_deals: int) -> None:
+def _check_arguments(agents: Sequence[str | Agent], deals: int, episode: str, workers: int, record_deals: int,
+                     ray_address: str | None) -> None:
     """Refuse bad arguments of :func:`evaluate` before any game, naming the bad one."""
+    if ray_address is not None and not (isinstance(ray_address, str) and ray_address):
+        raise ValueError(f"ray_address {ray_address!r} is not allowed: allowed None or a Ray address "
+                         "('auto', 'HOST:PORT', 'ray://HOST:PORT', 'local')")
+    if ray_address is not None and workers != 1:
+        raise ValueError(f"workers {workers!r} is not allowed with ray_address: allowed 1 (the cluster's CPUs are the "
+                         "workers)")
     if episode not in EPISODES:
         raise ValueError(f"episode {episode!r} is not allowed: allowed {list(EPISODES)}")
     if not (isinstance(deals, int) and deals >= 1):
@@ -417,11 +429,16 @@ def _check_arguments(agents: Sequence[str | Agent], deals: int, episode: str, wo
                              "('random', 'heuristic', 'ppo:PATH') or an agent object with act(obs) and reset(seed)")
 
 
-def _run_tasks(tasks: list[tuple], workers: int, bar: Any) -> list[ChunkResult]:
-    """Play every chunk task, here or in ``workers`` spawned processes (in completion order), advancing ``bar``."""
+def _run_tasks(tasks: list[tuple], workers: int, ray_address: str | None, bar: Any) -> list[ChunkResult]:
+    """Play every chunk task, here, in ``workers`` spawned processes or on a Ray cluster (in completion order),
+    advancing ``bar``."""
     chunks: list[ChunkResult] = []
     try:
-        if workers == 1:
+        if ray_address is not None:
+            from agents.evaluation.on_ray import run_on_ray
+
+            chunks = run_on_ray(tasks, ray_address, run_chunk, lambda chunk: len(chunk.diffs), _describe_task, bar)
+        elif workers == 1:
             for task in tasks:
                 chunks.append(run_chunk(task))
                 bar.update(task[4])
@@ -434,6 +451,20 @@ def _run_tasks(tasks: list[tuple], workers: int, bar: Any) -> list[ChunkResult]:
     finally:
         bar.close()
     return chunks
+
+
+def _describe_task(task: tuple) -> str:
+    pair, _, _, start, count = task[:5]
+    return f"the chunk of pair {pair}, deals {start}..{start + count - 1}"
+
+
+def _check_complete(tasks: list[tuple], chunks: list[ChunkResult]) -> None:
+    """Every task came back once with all its deals (a backend must never drop a chunk silently)."""
+    played = {(c.pair, c.start): len(c.diffs) for c in chunks}
+    missing = [_describe_task(t) for t in tasks if played.get((t[0], t[3])) != t[4]]
+    if missing or len(chunks) != len(tasks):
+        raise RuntimeError(f"{len(missing)} of {len(tasks)} chunks did not come back complete "
+                           f"({', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''})")
 
 
 def _pair_results(chunks: list[ChunkResult], pair_list: list[tuple[int, int]],

@@ -119,7 +119,8 @@ def format_table(result: EvaluationResult) -> str:
     elif ms:
         lines += ["", "Wall time per decision (one process): " + ", ".join(f"{a} {v} ms" for a, v in ms.items())]
     lines += ["", f"bid = share of rounds the side declared; made = share of its contracts made; tricks and runs = "
-              f"per round. Time {result.seconds:.1f} s, {cfg['workers']} worker(s)."]
+              f"per round. Time {result.seconds:.1f} s, "
+              + ("on a Ray cluster." if cfg.get("ray") else f"{cfg['workers']} worker(s).")]
     return "\n".join(lines)
 
 
