@@ -51,6 +51,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="instead of playing: a person's results against each agent spec in DIR's game records "
                              "(python -m agents.serve --records DIR, python -m agents.play --replays DIR); with --out OUT, "
                              "also OUT/people.json")
+    parser.add_argument("--ladder", metavar="NAME", choices=("quick", "full"),
+                        help="rate --agents on a reference ladder (quick or full: fixed references, suite and seed; "
+                             "ratings on the published scale, random = 0); without --agents, replay the references "
+                             "and check their published ratings")
+    parser.add_argument("--publish", action="store_true",
+                        help="with --ladder and no --agents: write the references' ratings as the ladder's published file")
     parser.add_argument("--deals", type=int, default=1000, help="duplicate deals per pair (each is played twice; default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the deal suite and of the agents (default 0)")
     parser.add_argument("--episode", choices=("round", "game"), default="round",
@@ -83,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.people:
         return _people(args)
+    if args.ladder:
+        return _ladder(args, argv)
     if not args.agents:
         parser.error("--agents is required (or --people DIR)")
     if args.replay_deals < 1:
@@ -114,6 +122,36 @@ def main(argv: list[str] | None = None) -> int:
         written = write_replays(result.replays, args.replays, title=f"Pass Cut Run replays: {' vs '.join(result.config['agents'])}")
         print(f"\nwrote {len(written['json'])} replay records to {args.replays}; open {written['html']} in a browser")
     return 0
+
+
+def _ladder(args: argparse.Namespace, argv: list[str] | None) -> int:
+    """``--ladder NAME``: rate ``--agents`` on the ladder, or replay (and with ``--publish`` publish) its references."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    from agents.evaluation import ladder as ladders
+
+    ladder = ladders.get_ladder(args.ladder)
+    run = {"workers": args.workers, "progress": not args.no_progress, "ray_address": args.ray}
+    try:
+        if args.agents:
+            if args.publish:
+                print("evaluate.py: error: --publish writes the references' ratings: give no --agents", file=sys.stderr)
+                return 2
+            print(ladders.ladder_table(ladder, ladders.rate(ladder, args.agents, **run)))
+            return 0
+        result = ladders.play_references(ladder, **run)
+        if args.publish:
+            command = "python evaluate.py " + " ".join(sys.argv[1:] if argv is None else argv)
+            print(f"wrote {ladders.publish(ladder, result, command)}")
+            return 0
+        rows = ladders.reproduced(ladder, result)
+    except (ValueError, FileNotFoundError) as err:
+        print(f"evaluate.py: error: {err}", file=sys.stderr)
+        return 2
+    print(f"Ladder {ladder.name!r}: the references replayed ({ladder.deals} deals a pair, seed {ladder.seed}) against "
+          "their published ratings:\n\n| reference | published | 95% interval | now | within |\n|---|---|---|---|---|")
+    for agent, elo, half, now, ok in rows:
+        print(f"| {agent} | {elo:.0f} | [{elo - half:.0f}, {elo + half:.0f}] | {now:.0f} | {'yes' if ok else 'NO'} |")
+    return 0 if all(ok for *_, ok in rows) else 1
 
 
 def _people(args: argparse.Namespace) -> int:

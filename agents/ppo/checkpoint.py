@@ -70,11 +70,13 @@ def make_checkpoint(model: ActorCritic, config: dict[str, Any], rules: RulesConf
 
 
 def resolve_path(path: str | Path) -> Path:
-    """The file ``ppo:PATH`` names: ``"pretrained"`` is the shipped one, a run directory its ``best.pt``."""
-    if str(path) == "pretrained":
-        if not PRETRAINED_PATH.is_file():
-            raise ValueError(f"the pretrained checkpoint {str(PRETRAINED_PATH)!r} is missing from this checkout")
-        return PRETRAINED_PATH
+    """The file ``ppo:PATH`` names: ``"pretrained"`` is the shipped one, ``"pretrained/NAME.pt"`` another file shipped
+    beside it (``agents/pretrained/``, wherever the package is installed), a run directory its ``best.pt``."""
+    if str(path) == "pretrained" or str(path).startswith("pretrained/"):
+        shipped = PRETRAINED_PATH if str(path) == "pretrained" else PRETRAINED_PATH.parent / str(path)[len("pretrained/"):]
+        if not shipped.is_file():
+            raise ValueError(f"the shipped checkpoint {str(shipped)!r} ({path}) is missing from this installation")
+        return shipped
     p = Path(path)
     if p.is_dir():
         best = RunDir(p).best
