@@ -41,7 +41,7 @@ def test_a_new_checkpoint_is_rated_in_one_command(tmp_path):
     torch.manual_seed(0)
     model = ActorCritic(797, 1369, 70, NetworkConfig(hidden_sizes=(16,), critic_hidden_sizes=(8,)))
     save(make_checkpoint(model, {}, RulesConfig()), tmp_path / "new.pt")
-    out = _evaluate("--ladder", "quick", "--agents", f"ppo:{tmp_path / 'new.pt'}")
+    out = _evaluate("--ladder", "quick", "--agents", f"ppo:{tmp_path / 'new.pt'}", "--workers", "2")
     assert out.returncode == 0, out.stderr
     rated = [line for line in out.stdout.splitlines() if "rated now" in line]
     assert len(rated) == 1 and "random" in rated[0] and "heuristic" in rated[0]
