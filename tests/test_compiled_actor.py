@@ -1,5 +1,5 @@
 """The compiled actor (``agents.ppo.compiled_actor``): the torch module's masked logits for plain and card actors,
-ReLU and tanh, one row at a time (compiled loops) and in batches (BLAS past the first layer); the agent acts as its
+ReLU and tanh, one row at a time and in batches; the agent acts as its
 torch path, follows in-place weight changes, and falls back to torch for what it cannot compile; the shipped file
 takes the same actions either way over whole games (2,000 deals: ``benchmarks/speed/act_latency.py``)."""
 
@@ -11,7 +11,7 @@ import torch
 import torch.nn as nn
 
 from agents.ppo import ActorCritic, NetworkConfig, PPOAgent, load_ppo_agent, read_checkpoint
-from agents.ppo.compiled_actor import LOOP_ROWS, MASKED_LOGIT, CompiledActor
+from agents.ppo.compiled_actor import MASKED_LOGIT, CompiledActor
 from pcr_env import pass_cut_run_v0
 from pcr_env.config import RulesConfig
 from pcr_env.vector import VectorEnv
@@ -49,7 +49,6 @@ def test_the_logits_are_the_torch_modules_one_row_at_a_time_and_in_batches(card_
     compiled = CompiledActor(net.actor)
     one_by_one = np.concatenate([compiled.masked_logits(obs[i:i + 1], legal[i:i + 1]) for i in range(0, len(obs), 7)])
     batched = compiled.masked_logits(obs, legal)
-    assert len(obs) > LOOP_ROWS  # the batch takes the BLAS path, single rows the loops
     for got, want in ((one_by_one, expected[::7]), (batched, expected)):
         mask = legal[:len(got)] if got is batched else legal[::7]
         assert np.all(got[~mask] == MASKED_LOGIT)
@@ -85,6 +84,9 @@ def test_what_it_cannot_compile_runs_on_torch():
     net = _network(False, "relu")
     assert not CompiledActor.fits(net.actor.to(torch.bfloat16))
     assert not CompiledActor.fits(nn.Sequential(nn.Linear(797, 8), nn.LayerNorm(8), nn.Linear(8, 70)))
+    assert not CompiledActor.fits(nn.Sequential(nn.Linear(797, 8), nn.ReLU(), nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 70)))
+    assert not CompiledActor.fits(nn.Sequential(nn.Linear(797, 70)))  # no hidden layer
+    assert CompiledActor.fits(nn.Sequential(nn.Linear(797, 8), nn.Tanh(), nn.Linear(8, 70)))
     with pytest.raises(ValueError, match="cannot compile"):
         CompiledActor(nn.Sequential(nn.Linear(797, 8), nn.LayerNorm(8), nn.Linear(8, 70)))
     odd = ActorCritic(797, 1369, 70, NetworkConfig(hidden_sizes=(8,), critic_hidden_sizes=(8,)))

@@ -1,14 +1,15 @@
 """The actor's forward pass for acting, compiled with numba: the torch module's logits without torch's per-call cost.
 
-An agent acts on one observation, or on the few dozen rows of a search's rollouts, at a time. There a torch
+An agent acts on one observation, or on the few hundred rows of a search's rollouts, at a time. There a torch
 forward pass costs about a dozen library calls of several microseconds each, far more than its arithmetic, and
-the inputs are about 7% non-zero (:mod:`agents.ppo.sparse_linear`). :class:`CompiledActor` runs the same layers
-as loops compiled by numba (already a dependency of the engine): every layer skips its zero inputs (the
-encodings' zeros, and the ReLU's), and a card actor's scorer runs over the legal cards in hand only. It computes
-the same function as the module in float32, summed in another order (logits agree to about 1e-5; a test compares
-them, and ``benchmarks/speed/act_latency.py --check-deals`` compares the actions of the shipped file over whole
-games). It reads the module's weights when built; :meth:`CompiledActor.current` tells whether they have changed
-since (torch counts in-place writes to every parameter), so a holder can rebuild it.
+the inputs are about 7% non-zero (:mod:`agents.ppo.sparse_linear`). :class:`CompiledActor` runs the same layers in
+two numba kernels (numba is already a dependency of the engine): one for the MLP, whose first layer sums the
+weight rows of the non-zero inputs only and whose later layers are BLAS products, and, for a card actor, one for
+the card scorer over the legal cards in hand only. It computes the same function as the module in float32, summed
+in another order (logits agree to about 1e-5; a test compares them, and ``benchmarks/speed/act_latency.py
+--check-deals`` compares the actions of the shipped file over whole games). It reads the module's weights when
+built; :meth:`CompiledActor.current` tells whether they have changed since (torch counts in-place writes to every
+parameter), so a holder can rebuild it.
 
 >>> import numpy as np, torch
 >>> from agents.ppo.network import mlp
@@ -23,7 +24,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 import torch.nn as nn
-from numba import njit
+from numba import njit, types
+from numba.typed import List
 
 from agents.ppo.card_net import CardActor, card_inputs
 from agents.ppo.network import MASKED_LOGIT
@@ -51,17 +53,35 @@ def _activate(u, activation):
 
 
 @njit(cache=True, nogil=True)
-def _linear(x, weight_t, bias, out, activation):
-    """``out = activation(x @ weight_t + bias)`` for ``x [B, in]``, ``weight_t [in, out]``, summing over the
-    non-zero inputs only (the inner loop runs along a contiguous weight row, so it vectorises)."""
-    for r in range(x.shape[0]):
-        row = out[r]
-        row[:] = bias
-        for i in range(x.shape[1]):
-            v = x[r, i]
-            if v != 0.0:
-                _axpy(v, weight_t[i], row)
+def _mlp(obs, extra, legal, first_w, first_b, hidden_w, hidden_b, out_w, out_b, activation):
+    """An MLP's outputs ``[B, out]`` for inputs ``[obs, extra]``: the first layer summed over the non-zero inputs only
+    (the inner loop runs along a contiguous weight row, so it vectorises), the later layers as BLAS products
+    (``np.dot``); the first ``legal.shape[1]`` outputs are logits, at ``MASKED_LOGIT`` where ``legal`` is False."""
+    rows, n_obs = obs.shape
+    h = np.empty((rows, first_b.shape[0]), np.float32)
+    for r in range(rows):
+        row = h[r]
+        row[:] = first_b
+        for i in range(n_obs):
+            if obs[r, i] != 0.0:
+                _axpy(obs[r, i], first_w[i], row)
+        for i in range(extra.shape[1]):
+            if extra[r, i] != 0.0:
+                _axpy(extra[r, i], first_w[n_obs + i], row)
         _activate(row, activation)
+    for k in range(len(hidden_w)):
+        h = np.dot(h, hidden_w[k])
+        for r in range(rows):
+            row = h[r]
+            for j in range(row.shape[0]):
+                row[j] += hidden_b[k][j]
+            _activate(row, activation)
+    out = np.dot(h, out_w)
+    masked = legal.shape[1]
+    for r in range(rows):
+        for j in range(out.shape[1]):
+            out[r, j] = MASKED_LOGIT if j < masked and not legal[r, j] else out[r, j] + out_b[j]
+    return out
 
 
 @njit(cache=True, nogil=True)
@@ -103,15 +123,19 @@ def _weights(layer: nn.Linear) -> tuple[np.ndarray, np.ndarray]:
             layer.bias.detach().float().cpu().numpy().copy())
 
 
-def _sequence(layers: nn.Sequential) -> list[tuple[np.ndarray, np.ndarray, int]]:
-    """``(weight_t, bias, activation code)`` of each linear layer of an MLP (the module following it, if any)."""
-    modules = list(layers)
-    out = []
-    for i, module in enumerate(modules):
-        if isinstance(module, nn.Linear):
-            after = type(modules[i + 1]) if i + 1 < len(modules) else None
-            out.append((*_weights(module), _ACTIVATIONS.get(after, 0)))
+def _typed_list(arrays: list[np.ndarray], ndim: int) -> List:
+    """``arrays`` as a numba typed list (typed even when empty, so one compiled kernel serves every depth)."""
+    out = List.empty_list(types.Array(types.float32, ndim, "C"))
+    for array in arrays:
+        out.append(array)
     return out
+
+
+def _layers(trunk: nn.Sequential) -> tuple[list[nn.Linear], type | None]:
+    """The linear layers of an MLP and its one activation type (None when it has none, or several)."""
+    linears = [m for m in trunk if isinstance(m, nn.Linear)]
+    acts = {type(m) for m in trunk if not isinstance(m, nn.Linear)}
+    return linears, (acts.pop() if len(acts) == 1 and next(iter(acts)) in _ACTIVATIONS else None)
 
 
 class CompiledActor:
@@ -119,34 +143,45 @@ class CompiledActor:
 
     def __init__(self, actor: nn.Module):
         if not self.fits(actor):
-            raise ValueError(f"CompiledActor: cannot compile {type(actor).__name__} (an MLP of Linear, ReLU and Tanh "
-                             "layers, or a CardActor)")
+            raise ValueError(f"CompiledActor: cannot compile {type(actor).__name__} (an MLP of Linear layers, each but "
+                             "the last followed by one kind of activation, ReLU or Tanh, or a CardActor)")
         self._parameters = list(actor.parameters())
         self._versions = self._read_versions()
         self.card = isinstance(actor, CardActor)
+        linears, activation = _layers(actor.trunk if self.card else actor)
+        self.activation = _ACTIVATIONS[activation]
         if self.card:
             self.players, self.slots = actor.players, actor.max_hand
             self.n_row_features, self.n_card_features = actor.features.num_row_features, actor.features.num_card_features
-            self.activation = _ACTIVATIONS[type(actor.act)]
-            self.layers = _sequence(actor.trunk)
-            self.head, self.context = _weights(actor.head), _weights(actor.context)
+            hidden = linears[1:]
+            head, context = _weights(actor.head), _weights(actor.context)
+            self.output = (np.ascontiguousarray(np.concatenate([head[0], context[0]], 1)), np.concatenate([head[1], context[1]]))
             self.card_in, self.card_hidden, self.card_out = (_weights(actor.card_in), _weights(actor.card_hidden),
                                                              _weights(actor.card_out))
         else:
-            self.layers = _sequence(actor)
+            hidden = linears[1:-1]
+            self.output = _weights(linears[-1])
+        self.first = _weights(linears[0])
+        self.hidden_w = _typed_list([_weights(layer)[0] for layer in hidden], 2)
+        self.hidden_b = _typed_list([_weights(layer)[1] for layer in hidden], 1)
 
     @staticmethod
     def fits(actor: nn.Module) -> bool:
-        """Whether ``actor`` is a CPU float32 MLP of Linear, ReLU and Tanh layers ending in a Linear, or a
-        :class:`CardActor` (whose trunk is such an MLP)."""
+        """Whether ``actor`` is a CPU float32 MLP (Linear layers, each but the last followed by the same activation,
+        ReLU or Tanh) or a :class:`CardActor` (whose trunk is such an MLP without the last layer, same activation)."""
         if any(p.device.type != "cpu" or p.dtype != torch.float32 for p in actor.parameters()):
             return False
-        trunk = actor.trunk if isinstance(actor, CardActor) else actor
-        if not isinstance(trunk, nn.Sequential) or len(trunk) == 0:
+        card = isinstance(actor, CardActor)
+        trunk = actor.trunk if card else actor
+        if not isinstance(trunk, nn.Sequential):
             return False
-        if not all(isinstance(m, (nn.Linear, *_ACTIVATIONS)) for m in trunk):
+        linears, activation = _layers(trunk)
+        modules = list(trunk)
+        pattern = [nn.Linear, activation] * len(linears) if card else [nn.Linear, activation] * (len(linears) - 1) + [nn.Linear]
+        kinds = [nn.Linear if isinstance(m, nn.Linear) else type(m) for m in modules]  # SparseInputLinear is a Linear
+        if activation is None or len(linears) < (1 if card else 2) or kinds != pattern:
             return False
-        return isinstance(actor, CardActor) or isinstance(trunk[-1], nn.Linear)
+        return not card or type(actor.act) is activation
 
     def _read_versions(self) -> tuple[int, ...]:
         return tuple(p._version for p in self._parameters)
@@ -158,65 +193,17 @@ class CompiledActor:
     def masked_logits(self, obs: np.ndarray, legal: np.ndarray) -> np.ndarray:
         """Logits ``[B, A]`` (float32) of observations ``obs [B, obs_dim]`` (float32, C-contiguous) with the
         illegal actions (``legal`` False, bool ``[B, A]``) at ``MASKED_LOGIT``."""
-        if self.card:
-            packed = card_inputs(obs, self.players)
-            h = np.concatenate([obs, packed[:, :self.n_row_features]], 1)
-        else:
-            h = obs
-        # The first layer reads the mostly-zero encoding: compiled loops over its non-zero entries. The later layers
-        # are dense; past a few rows a BLAS product beats the loops (benchmarks/speed/act_latency.py).
-        loops = len(h) <= LOOP_ROWS
-        for i, (weight_t, bias, activation) in enumerate(self.layers):
-            h = self._linear(h, weight_t, bias, activation, loops or i == 0)
         if not self.card:
-            logits = h
-        else:
-            logits = self._linear(h, *self.head, 0, loops)
-            context = self._linear(h, *self.context, 0, loops)
-            if loops:
-                _card_scores(logits, context, packed, legal, self.n_row_features, self.slots, self.n_card_features,
-                             *self.card_in, *self.card_hidden, *self.card_out, self.activation)
-            else:
-                self._card_scores_blas(logits, context, packed, legal)
-        logits[~legal] = MASKED_LOGIT
+            return _mlp(obs, np.empty((len(obs), 0), np.float32), legal, *self.first, self.hidden_w, self.hidden_b,
+                        *self.output, self.activation)
+        packed = card_inputs(obs, self.players)
+        # The head's logits and the card scorer's context come out of one product (self.output is both).
+        out = _mlp(obs, packed[:, :self.n_row_features], legal, *self.first, self.hidden_w, self.hidden_b, *self.output,
+                   self.activation)
+        logits = np.ascontiguousarray(out[:, :legal.shape[1]])
+        _card_scores(logits, np.ascontiguousarray(out[:, legal.shape[1]:]), packed, legal, self.n_row_features,
+                     self.slots, self.n_card_features, *self.card_in, *self.card_hidden, *self.card_out, self.activation)
         return logits
-
-    @staticmethod
-    def _linear(x: np.ndarray, weight_t: np.ndarray, bias: np.ndarray, activation: int, loops: bool) -> np.ndarray:
-        if loops:
-            out = np.empty((len(x), len(bias)), np.float32)
-            _linear(x, weight_t, bias, out, activation)
-            return out
-        out = x @ weight_t
-        out += bias
-        return _ACTIVATE[activation](out)
-
-    def _card_scores_blas(self, logits: np.ndarray, context: np.ndarray, packed: np.ndarray, legal: np.ndarray) -> None:
-        """:func:`_card_scores` as three BLAS products over all the legal held cards of all rows at once."""
-        g, s, f = self.n_row_features, self.slots, self.n_card_features
-        slot_cards = packed[:, g:g + s].astype(np.int64)
-        held = slot_cards >= 0
-        held[held] = legal[np.nonzero(held)[0], slot_cards[held]]
-        r, j = np.nonzero(held)
-        u = packed[:, g + s:].reshape(len(packed), s, f)[r, j] @ self.card_in[0]
-        u += self.card_in[1]
-        u += context[r]
-        u = _ACTIVATE[self.activation](u)
-        u = self._linear(u, *self.card_hidden, self.activation, False)
-        logits[r, slot_cards[r, j]] += (u @ self.card_out[0])[:, 0] + self.card_out[1][0]
-
-
-def _relu(x: np.ndarray) -> np.ndarray:
-    return np.maximum(x, 0, out=x)
-
-
-def _tanh(x: np.ndarray) -> np.ndarray:
-    return np.tanh(x, out=x)
-
-
-_ACTIVATE = {0: lambda x: x, 1: _relu, 2: _tanh}
-LOOP_ROWS = 4
-"""Batches of at most this many rows run every layer as compiled loops; larger ones use BLAS past the first layer."""
 
 
 __all__ = ["CompiledActor"]
