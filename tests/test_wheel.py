@@ -36,6 +36,9 @@ for pkg in (pcr_env, agents):
             importlib.import_module(info.name)  # every subpackage imports from the wheel
 import agents.ppo
 agent = make_agent("ppo:pretrained", seed=0)  # the shipped checkpoint is package data
+make_agent("ppo:pretrained/ppo_hour.pt", seed=0)  # a reference ladder's rung, by its shipped name, wherever installed
+from agents.evaluation import ladder
+assert ladder.load_published(ladder.LADDERS["quick"])["ratings"]["random"]["elo"] == 0.0  # the published ratings too
 env = gymnasium.make("PassCutRun-v0")
 obs, info = env.reset(seed=0)
 action = int(agent.act_batch(obs[None], info["action_mask"][None])[0])
