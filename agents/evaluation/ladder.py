@@ -35,13 +35,13 @@ import numpy as np
 from agents.base import Agent
 from agents.evaluation.duplicate import evaluate
 from agents.evaluation.report import EvaluationResult, PairResult
+from agents.evaluation.stats import ELO_SCALE as ELO
 from agents.evaluation.stats import Rating
 from agents.registry import spec_label
 
 LADDER_DIR = Path(__file__).resolve().parent / "ladders"
 """Where the published ratings live (package data: they install with ``pcr``)."""
 
-ELO = 400.0 / math.log(10.0)
 PRIOR = 0.5
 """Drawn pseudo-deals added each way to every pair, as in :func:`~agents.evaluation.stats.bradley_terry` (a sweep
 stays finite)."""

@@ -8,6 +8,9 @@ from typing import Sequence
 
 import numpy as np
 
+ELO_SCALE = 400.0 / math.log(10.0)
+"""Elo points per unit of log strength (400 points: ten times the odds)."""
+
 
 @dataclass
 class Rating:
@@ -77,5 +80,4 @@ def bradley_terry(names: Sequence[str], wins: np.ndarray, anchor: int = 0, prior
             se[keep] = np.sqrt(np.maximum(np.diag(cov), 0.0))
         except np.linalg.LinAlgError:
             se[keep] = float("nan")
-    scale = 400.0 / math.log(10.0)
-    return [Rating(names[i], float(theta[i] * scale), float(se[i] * scale)) for i in range(k)]
+    return [Rating(names[i], float(theta[i] * ELO_SCALE), float(se[i] * ELO_SCALE)) for i in range(k)]

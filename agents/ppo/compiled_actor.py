@@ -30,7 +30,7 @@ from numba.typed import List
 from agents.ppo.card_net import CardActor, card_inputs
 from agents.ppo.network import MASKED_LOGIT
 
-_ACTIVATIONS = {nn.ReLU: 1, nn.Tanh: 2}  # the kernels' codes; 0: none (an output layer)
+_ACTIVATIONS = {nn.ReLU: 1, nn.Tanh: 2}  # the kernels' codes for the hidden layers' activation
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -42,7 +42,7 @@ def _axpy(a, x, y):
 
 @njit(cache=True, nogil=True, inline="always")
 def _activate(u, activation):
-    """ReLU (1) or tanh (2) in place; 0 leaves ``u`` as it is."""
+    """ReLU (1) or tanh (2) in place."""
     if activation == 1:
         for i in range(u.shape[0]):
             if u[i] < 0.0:
@@ -162,8 +162,9 @@ class CompiledActor:
             hidden = linears[1:-1]
             self.output = _weights(linears[-1])
         self.first = _weights(linears[0])
-        self.hidden_w = _typed_list([_weights(layer)[0] for layer in hidden], 2)
-        self.hidden_b = _typed_list([_weights(layer)[1] for layer in hidden], 1)
+        hidden_weights = [_weights(layer) for layer in hidden]
+        self.hidden_w = _typed_list([weight_t for weight_t, _ in hidden_weights], 2)
+        self.hidden_b = _typed_list([bias for _, bias in hidden_weights], 1)
 
     @staticmethod
     def fits(actor: nn.Module) -> bool:
