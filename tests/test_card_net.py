@@ -17,7 +17,7 @@ from pcr_env.cards import beats
 from pcr_env.config import RulesConfig
 from pcr_env.engine import Phase, apply_action, legal_actions, new_game
 from pcr_env.knowledge import seat_knowledge
-from pcr_env.observation import decode_observation, encode_observation, observation_size, state_size
+from pcr_env.observation import decode_observation, encode_observation, observation_layout, observation_size, state_size
 
 PLAIN = str(Path(__file__).resolve().parents[1] / "agents/pretrained/ppo_run3.pt")
 """A plain 256x256 network: run 3's file, the ppo:pretrained shipped before the card-aware one."""
@@ -142,6 +142,27 @@ def test_card_inputs_are_zero_past_the_hand_and_the_same_on_every_call():
         assert np.isfinite(packed).all()
         assert (slot_cards < 0).any() and (features[slot_cards < 0] == 0).all()
         assert np.array_equal(packed, card_inputs(obs, 4))
+
+
+@pytest.mark.parametrize("players", [4, 6])
+def test_card_inputs_hold_the_full_features_of_the_held_cards(players):
+    """card_inputs computes features for the cards in hand only: they equal card_features' (computed for all 52
+    cards) at each held card, and its per-row features equal card_features' rows."""
+    from agents.ppo.card_net import card_features, card_inputs, hand_slots
+
+    obs = np.stack([o for o, _ in play_positions(players, games=2, seed=11)])
+    g, s, f = row_feature_size(players), hand_slots(players), len(card_feature_names(players))
+    packed = card_inputs(obs, players)
+    cards, rows = card_features(obs, players)
+    assert np.array_equal(packed[:, :g], rows)
+    slot_cards, features = packed[:, g:g + s].astype(int), packed[:, g + s:].reshape(len(obs), s, f)
+    held = 0
+    for b in range(len(obs)):
+        for j, card in enumerate(slot_cards[b]):
+            if card >= 0:
+                assert np.array_equal(features[b, j], cards[b, :, card]), (b, card)
+                held += 1
+    assert held == int(obs[:, observation_layout(players)["hand"]].sum())  # every held card was checked
 
 
 def test_features_ignore_autocast():

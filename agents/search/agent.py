@@ -209,6 +209,9 @@ class SearchAgent(SearchingAgent):
             done |= dones
             if done.all():
                 break
+            if not done.any():  # the usual case: every game ends on the same step (copying the rows would cost)
+                actions = self.base.act_batch(obs_b, masks_b)
+                continue
             actions = masks_b.argmax(1).astype(np.int64)  # finished games restarted: any legal move will do
             live = np.flatnonzero(~done)
             actions[live] = self.base.act_batch(obs_b[live], masks_b[live])
