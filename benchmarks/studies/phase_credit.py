@@ -4,11 +4,14 @@ For each group of phases, ``A`` with ``B`` deciding those phases (:class:`agents
 plays duplicate deals against ``A`` alone. ``A − mix`` is what ``A``'s own decisions at those phases
 are worth over ``B``'s, the rest of the round played by ``A``; ``A − B`` is the whole lead. The parts
 need not add up to the whole (a phase's worth depends on who plays the others), but they say
-which decisions to improve first: a distillation target, a teacher's phases.
+which decisions to improve first: a distillation target, a teacher's phases. With ``--against b`` each mix
+plays ``B`` instead: ``mix − B`` says whether ``A`` with ``B``'s decisions at those phases beats ``B``, a
+candidate made of the better phases of each.
 
     python benchmarks/studies/phase_credit.py                         # ppo:pretrained against heuristic; pass, bid+trump, play
     python benchmarks/studies/phase_credit.py --a ppo:pretrained --b heuristic --groups bid,trump play --deals 2000 --seed 93
     python benchmarks/studies/phase_credit.py --out benchmarks/results/phase_credit
+    python benchmarks/studies/phase_credit.py --a ppo:X.pt --b ppo:pretrained --groups pass --against b --deals 2000
 
 Strength claims need deal suites not used for selection: use a seed of its own.
 """
@@ -39,6 +42,8 @@ def main() -> None:
     parser.add_argument("--deals", type=int, default=500)
     parser.add_argument("--seed", type=int, default=400)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--against", choices=("a", "b"), default="a",
+                        help="whom each mix plays: A (default: what A's phases are worth) or B (the mix as a candidate)")
     parser.add_argument("--out", default="", help="write each comparison's tables under OUT/<name>")
     args = parser.parse_args()
     rows = []
@@ -48,15 +53,20 @@ def main() -> None:
         mix = PhaseMix(make_agent(args.a), make_agent(args.b), phases,
                        name=f"{args.a}[{'+'.join(phases)}={args.b}]")
         comparisons.append(("+".join(phases), mix))
-    for label, opponent in comparisons:
-        result = evaluate([args.a, opponent], deals=args.deals, seed=args.seed, workers=args.workers, progress=False)
+    for label, agent in comparisons:
+        pair = [args.a, agent] if args.against == "a" or label == "whole" else [agent, args.b]
+        result = evaluate(pair, deals=args.deals, seed=args.seed, workers=args.workers, progress=False)
         print(format_table(result), flush=True)
         if args.out:
             write_outputs(result, Path(args.out) / label)
         pair = result.pairs[0]
         rows.append((label, pair.mean_diff, *pair.ci95))
-    print(f"\n{args.deals} duplicate deals, seed {args.seed}: {args.a} minus {args.a} with {args.b} deciding "
-          f"the phases named ('whole': minus {args.b} itself)")
+    if args.against == "a":
+        print(f"\n{args.deals} duplicate deals, seed {args.seed}: {args.a} minus {args.a} with {args.b} deciding "
+              f"the phases named ('whole': minus {args.b} itself)")
+    else:
+        print(f"\n{args.deals} duplicate deals, seed {args.seed}: {args.a} with {args.b} deciding the phases named, "
+              f"minus {args.b} ('whole': {args.a} itself minus {args.b})")
     for label, mean, low, high in rows:
         print(f"  {label:12s} {mean:+6.2f} [{low:+.2f}, {high:+.2f}]")
 
