@@ -52,6 +52,16 @@ def _activate(u, activation):
             u[i] = np.tanh(u[i])
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _add_bias_and_activate(h, bias, activation):
+    """``activation(h[r] + bias)`` in place for every row of ``h``."""
+    for r in range(h.shape[0]):
+        row = h[r]
+        for j in range(row.shape[0]):
+            row[j] += bias[j]
+        _activate(row, activation)
+
+
 @njit(cache=True, nogil=True)
 def _mlp(obs, extra, legal, first_w, first_b, hidden_w, hidden_b, out_w, out_b, activation):
     """An MLP's outputs ``[B, out]`` for inputs ``[obs, extra]``: the first layer summed over the non-zero inputs only
@@ -71,12 +81,8 @@ def _mlp(obs, extra, legal, first_w, first_b, hidden_w, hidden_b, out_w, out_b, 
         _activate(row, activation)
     for k in range(len(hidden_w)):
         h = np.dot(h, hidden_w[k])
-        bias = hidden_b[k]  # read from the typed list once: inside the loop each read costs a call (measured 2x the kernel)
-        for r in range(rows):
-            row = h[r]
-            for j in range(row.shape[0]):
-                row[j] += bias[j]
-            _activate(row, activation)
+        # The bias is read from the typed list once here: read per element inside the loop, it doubled the kernel.
+        _add_bias_and_activate(h, hidden_b[k], activation)
     out = np.dot(h, out_w)
     masked = legal.shape[1]
     for r in range(rows):
@@ -90,15 +96,10 @@ def _card_scores(logits, context, packed, legal, rows, slots, n_features, card_i
                  card_hidden_bias, card_out, card_out_bias, activation):
     """Add the card scorer's output to the logit of every legal card in hand (:class:`CardActor`): the features of
     all such cards of the batch gathered into one matrix, then ``activation(features @ card_in + bias + context)``,
-    a hidden layer and one output, each a BLAS product over all of them (1.6x card by card, measured)."""
-    count = 0
-    for r in range(packed.shape[0]):
-        for j in range(slots):
-            card = int(packed[r, rows + j])
-            if card >= 0 and legal[r, card]:
-                count += 1
-    features = np.empty((count, n_features), np.float32)
-    row_of, card_of = np.empty(count, np.int64), np.empty(count, np.int64)
+    a hidden layer and one output, each a BLAS product over all of them."""
+    # One product over all cards beats a small one per card (1.6x on the search's batches).
+    features = np.empty((packed.shape[0] * slots, n_features), np.float32)
+    row_of, card_of = np.empty(len(features), np.int64), np.empty(len(features), np.int64)
     p = 0
     for r in range(packed.shape[0]):
         for j in range(slots):
@@ -108,18 +109,15 @@ def _card_scores(logits, context, packed, legal, rows, slots, n_features, card_i
                 features[p] = packed[r, base:base + n_features]
                 row_of[p], card_of[p] = r, card
                 p += 1
-    u = np.dot(features, card_in)
+    count = p
+    u = np.dot(features[:count], card_in)
     for p in range(count):
         row, r = u[p], row_of[p]
         for i in range(row.shape[0]):
             row[i] += card_in_bias[i] + context[r, i]
         _activate(row, activation)
     u = np.dot(u, card_hidden)
-    for p in range(count):
-        row = u[p]
-        for i in range(row.shape[0]):
-            row[i] += card_hidden_bias[i]
-        _activate(row, activation)
+    _add_bias_and_activate(u, card_hidden_bias, activation)
     scores = np.dot(u, card_out)
     for p in range(count):
         logits[row_of[p], card_of[p]] += scores[p, 0] + card_out_bias[0]
