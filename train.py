@@ -48,7 +48,15 @@ from agents.ppo import files, make_checkpoint
 from agents.ppo.network import ActorCritic, ValueNorm, log_probs, masked_entropy
 from agents.run_dir import RunDir
 from agents.training import config_io, run_state
-from agents.training.compute import Compute, minibatches, network_actions, network_outputs, optimizer_step, resolve_compute
+from agents.training.compute import (
+    Compute,
+    minibatch_outputs,
+    minibatches,
+    network_actions,
+    network_outputs,
+    optimizer_step,
+    resolve_compute,
+)
 from agents.training.config import LEARNER_TEACHER, Config, PPOConfig, Run, check_resume_changes, key_listing, load_config, load_run
 from agents.training.evaluation import EVAL_TAGS, evaluate_checkpoint
 from agents.training.log import RunLog
@@ -144,9 +152,8 @@ def ppo_loss(p: PPOConfig, model: ActorCritic, compute: Compute, t: dict[str, to
     """The clipped PPO loss of minibatch ``mb``, its statistics (``LOSS_STATS`` but the gradient norm)
     and the entropy of each row."""
     device = compute.device
-    x = t["inputs"].index_select(0, t["input_rows"][mb]).to(device)
     m, a = t["masks"][mb].to(device), t["actions"][mb].to(device)
-    logits, newvalue = network_outputs(model, compute, x, m, model.config.central_critic)
+    logits, newvalue = minibatch_outputs(model, compute, t, mb)
     logp_all = log_probs(logits)
     newlogp = logp_all.gather(1, a[:, None]).squeeze(1)
     entropy = masked_entropy(logp_all, m)  # after the gather: the backward pass sums in the same order

@@ -63,6 +63,7 @@ import torch
 import torch.nn as nn
 from numba import njit
 
+from agents.ppo.shapes import padded_size
 from agents.ppo.sparse_linear import SparseInputLinear
 from pcr_env.cards import NUM_CARDS
 from pcr_env.config import RulesConfig
@@ -543,9 +544,14 @@ class CardActor(nn.Module):
             held &= mask[:, :NUM_CARDS].gather(1, slot_cards.long().clamp(min=0))
         r, j = torch.nonzero(held, as_tuple=True)
         card = slot_cards[r, j].long()
-        features = packed[:, g + s:].reshape(len(packed), s, self.features.num_card_features)[r, j]
-        u = self.act(self.card_in(features) + self.context(h)[r])
-        score = self.card_out(self.act(self.card_hidden(u))).squeeze(-1)
+        # The scorer's rows padded to a few sizes (agents.ppo.shapes: one kernel per shape) with copies of the first
+        # (row 0, slot 0), whose scores are dropped.
+        m = len(r)
+        pad = r.new_zeros(padded_size(m) - m)
+        rp, jp = torch.cat([r, pad]), torch.cat([j, pad])
+        features = packed[:, g + s:].reshape(len(packed), s, self.features.num_card_features)[rp, jp]
+        u = self.act(self.card_in(features) + self.context(h)[rp])
+        score = self.card_out(self.act(self.card_hidden(u))).squeeze(-1)[:m]
         card_logits = logits[:, :NUM_CARDS].reshape(-1).index_add(0, r * NUM_CARDS + card, score.to(logits.dtype))
         return torch.cat([card_logits.view(-1, NUM_CARDS), logits[:, NUM_CARDS:]], 1)
 

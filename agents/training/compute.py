@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from agents.ppo.network import ActorCritic, ValueNorm, log_probs, sample_actions
+from agents.ppo.shapes import padded_size
 from agents.ppo.sparse_linear import sparse_pays, sparse_rows
 
 
@@ -28,6 +29,12 @@ class Compute:
     def autocast(self) -> torch.autocast:
         """Mixed precision around forward passes (a no-op in float32); take ``.float()`` of the outputs."""
         return torch.autocast(self.device.type, dtype=self.dtype, enabled=self.dtype != torch.float32)
+
+    @property
+    def pads(self) -> bool:
+        """Whether batches are padded to :func:`agents.ppo.shapes.padded_size` rows: on the CPU in bfloat16, where
+        oneDNN builds a kernel for every new shape."""
+        return self.device.type == "cpu" and self.dtype == torch.bfloat16
 
     def describe(self) -> dict[str, str]:
         """What ``auto`` resolved to on this machine (logged at the start of a run)."""
@@ -64,7 +71,31 @@ def resolve_device(name: str) -> torch.device:
 def network_outputs(model: ActorCritic, compute: Compute, x: torch.Tensor, mask: torch.Tensor,
                     central: bool) -> tuple[torch.Tensor, torch.Tensor]:
     """Masked logits ``[B, A]`` and values ``[B]`` of input rows ``x`` (:meth:`ActorCritic.rollout_inputs`), as float32;
-    the matrix products run in ``compute``'s precision."""
+    the matrix products run in ``compute``'s precision, on rows padded to :func:`padded_size` where ``compute.pads``
+    (copies of the first row, their outputs dropped: the real rows' values are the same)."""
+    n = len(x)
+    size = padded_size(n) if compute.pads else n
+    if size == n:
+        return _network_outputs(model, compute, x, mask, central)
+    logits, value = _network_outputs(model, compute, torch.cat([x, x[:1].expand(size - n, -1)]),
+                                     torch.cat([mask, mask[:1].expand(size - n, -1)]), central)
+    return logits[:n], value[:n]
+
+
+def minibatch_outputs(model: ActorCritic, compute: Compute, t: dict[str, torch.Tensor],
+                      mb: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`network_outputs` of minibatch ``mb`` of a :meth:`SeatRollout.batch` (as tensors): its rows gathered
+    from the storage grid already padded (repeats of the first), so nothing more is copied."""
+    size = padded_size(len(mb)) if compute.pads else len(mb)
+    rows = np.concatenate([mb, np.full(size - len(mb), mb[0], mb.dtype)])
+    x = t["inputs"].index_select(0, t["input_rows"][rows]).to(compute.device)
+    logits, value = network_outputs(model, compute, x, t["masks"][rows].to(compute.device), model.config.central_critic)
+    return logits[:len(mb)], value[:len(mb)]
+
+
+def _network_outputs(model: ActorCritic, compute: Compute, x: torch.Tensor, mask: torch.Tensor,
+                     central: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`network_outputs` of exactly the rows given."""
     if model.card_input_size:
         x, packed = x[:, :-model.card_input_size], x[:, -model.card_input_size:]
         with compute.autocast():
@@ -113,4 +144,4 @@ def minibatches(rng: np.random.Generator, n: int, count: int) -> list[np.ndarray
 
 
 __all__ = ["Compute", "optimizer_step", "minibatches", "native_bfloat16", "resolve_compute", "resolve_device",
-           "network_outputs", "network_actions"]
+           "minibatch_outputs", "network_outputs", "network_actions"]

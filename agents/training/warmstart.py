@@ -27,7 +27,7 @@ import torch
 from agents import make_agent
 from agents.ppo import PPOAgent, read_checkpoint
 from agents.ppo.network import ActorCritic, NetworkConfig, ValueNorm, log_probs, masked_entropy
-from agents.training.compute import Compute, minibatches, network_actions, network_outputs, optimizer_step
+from agents.training.compute import Compute, minibatch_outputs, minibatches, network_actions, optimizer_step
 from agents.training.config import LEARNER_TEACHER, PPOConfig, WarmStartConfig
 from agents.training.opponents import snapshot_agent
 from agents.training.rollout import SeatRollout, compute_gae, update_value_norm
@@ -139,9 +139,8 @@ def bc_update(settings: WarmStartConfig, ppo: PPOConfig, model: ActorCritic, val
             if len(mb) == 0:  # fewer decisions than minibatches on this worker: zero gradients
                 optimizer_step(model, optimizer, workers, ppo.max_grad_norm)
                 continue
-            x = t["inputs"].index_select(0, t["input_rows"][mb]).to(device)
             m, a = t["masks"][mb].to(device), t["actions"][mb].to(device)
-            logits, value = network_outputs(model, compute, x, m, model.config.central_critic)
+            logits, value = minibatch_outputs(model, compute, t, mb)
             logp_all = log_probs(logits)
             if "targets" in t:
                 q = t["targets"][mb].to(device)
