@@ -552,8 +552,9 @@ class CardActor(nn.Module):
         features = packed[:, g + s:].reshape(len(packed), s, self.features.num_card_features)[rp, jp]
         u = self.act(self.card_in(features) + self.context(h)[rp])
         score = self.card_out(self.act(self.card_hidden(u))).squeeze(-1)[:m]
-        card_logits = logits[:, :NUM_CARDS].reshape(-1).index_add(0, r * NUM_CARDS + card, score.to(logits.dtype))
-        return torch.cat([card_logits.view(-1, NUM_CARDS), logits[:, NUM_CARDS:]], 1)
+        # Card c's action is action c (pass, discard, play: pcr_env.actions), the first NUM_CARDS of every row.
+        flat = r * logits.shape[1] + card
+        return logits.reshape(-1).index_add(0, flat, score.to(logits.dtype)).view_as(logits)
 
 
 def _stacked_linear(layers: list[nn.Linear], dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:

@@ -41,7 +41,6 @@ from agents.ppo.agent import PPOAgent
 from agents.ppo.card_net import StackedCardActors, card_inputs
 from agents.ppo.checkpoint import make_checkpoint
 from agents.ppo.network import MASKED_LOGIT, ActorCritic, log_probs, sample_actions
-from agents.ppo.shapes import padded_size
 from agents.training.config import SelfPlayConfig
 from pcr_env.config import RulesConfig
 from pcr_env.seating import derive_seed as stream_seed
@@ -108,7 +107,7 @@ class OpponentPool:
         sorted_pos = torch.from_numpy(position)
 
         def block(x: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
-            out = torch.zeros(len(self.agents), padded_size(int(counts.max())), x.shape[1], dtype=dtype)
+            out = torch.zeros(len(self.agents), int(counts.max()), x.shape[1], dtype=dtype)
             out[sorted_slots, sorted_pos] = torch.as_tensor(x[order]).to(dtype)
             return out
 
