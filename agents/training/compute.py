@@ -96,20 +96,21 @@ def minibatch_outputs(model: ActorCritic, compute: Compute, t: dict[str, torch.T
 def _network_outputs(model: ActorCritic, compute: Compute, x: torch.Tensor, mask: torch.Tensor,
                      central: bool) -> tuple[torch.Tensor, torch.Tensor]:
     """:func:`network_outputs` of exactly the rows given."""
+    packed = None
     if model.card_input_size:
         x, packed = x[:, :-model.card_input_size], x[:, -model.card_input_size:]
-        with compute.autocast():
-            logits = model.masked_logits(x[:, :model.obs_dim], mask, packed)
-            value = model.value(x if central else x[:, :model.obs_dim])
-        return logits.float(), value.float()
-    if compute.dtype == torch.float32 and sparse_pays(x) and model.sparse_input:
+    if packed is None and compute.dtype == torch.float32 and sparse_pays(x) and model.sparse_input:
         # Both first layers are sparse-aware (agents.ppo.sparse_linear): find the non-zeros once for both.
         x = sparse_rows(x)
         obs = x.leading_columns(model.obs_dim)
     else:
+        # The observation is the state's first columns: cast once for actor and critic (autocast would cast each
+        # first layer's input on its own, to the same values).
+        x = x.to(compute.dtype)
         obs = x[:, :model.obs_dim]
     with compute.autocast():
-        logits, value = model.masked_logits(obs, mask), model.value(x if central else obs)
+        logits = model.masked_logits(obs, mask) if packed is None else model.masked_logits(obs, mask, packed)
+        value = model.value(x if central else obs)
     return logits.float(), value.float()
 
 

@@ -7,13 +7,16 @@
   the card actor's per-card features (``card_inputs``), the learner's forward passes in the rollout, the opponents'
   moves, the rollout storage, and the update's forward pass, backward pass and optimizer step. Module hooks time
   the forward passes of the network's parts (trunk, card scorer, output head, critic), rollout and update
-  together; the backward pass is one figure (hooks cannot split it by module).
+  together; the backward pass is one figure (hooks cannot split it by module). With ``--wall`` the same iterations
+  are split by wall-clock timers around the main functions instead, without cProfile (which charges every Python
+  call and so inflates a path of many small torch calls against one of a few large ones).
 * **act**: ``PPOAgent.act`` at batch 1 on positions of real games, under ``cProfile``.
 * **search**: ``search:SPEC`` decisions on positions of real games, under ``cProfile``, grouped the same way.
 
     python benchmarks/speed/profile_training.py                                   # the main job's network
     python benchmarks/speed/profile_training.py --set network.card_head=false     # the plain network
     python benchmarks/speed/profile_training.py --iterations 3 --acts 300 --searches 10
+    python benchmarks/speed/profile_training.py --wall --acts 0 --searches 0           # wall-clock timers, no cProfile
 
 Run it on an idle machine; the shares are what matters (a busy machine slows every part).
 """
@@ -155,6 +158,55 @@ def profile_training(config: str, sets: list[str], iterations: int) -> None:
             print(f"{name:34s} {seconds:12.3f} {seconds * iterations / hooked_total:6.1%}")
 
 
+def wall_parts() -> list[tuple[str, Any, str]]:
+    """(label, owner, attribute) of the functions :func:`time_training` times: each looked up where its caller
+    finds it (``train.network_actions``, not the module it comes from)."""
+    from agents.ppo.network import ActorCritic
+    from agents.training.opponents import Opponents
+
+    return [("card features (rollout_inputs)", ActorCritic, "rollout_inputs"),
+            ("learner forward + sampling (rollout)", train, "network_actions"),
+            ("opponents' moves (heuristic, snapshots)", Opponents, "act"),
+            ("collect (the whole rollout)", train, "collect"),
+            ("update forward (ppo_loss)", train, "ppo_loss"),
+            ("update backward", torch.Tensor, "backward"),
+            ("update optimizer step", train, "optimizer_step"),
+            ("ppo_update (the whole update)", train, "ppo_update"),
+            ("the iteration (Trainer.ppo_iteration)", train.Trainer, "ppo_iteration")]
+
+
+def time_training(config: str, sets: list[str], iterations: int) -> None:
+    """The iteration split by wall-clock timers around a few functions, no profiler: cProfile charges every Python
+    call, which inflates a path of many small torch calls (the card actor's) against one of a few large ones."""
+    seconds: dict[str, float] = defaultdict(float)
+    originals = []
+    for label, owner, name in wall_parts():
+        function = getattr(owner, name)
+        originals.append((owner, name, function))
+
+        def timed(*a: Any, _f: Any = function, _label: str = label, **k: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return _f(*a, **k)
+            finally:
+                seconds[_label] += time.perf_counter() - start
+
+        setattr(owner, name, timed)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            train.main(training_args(config, sets, Path(tmp) / "warmup", 2))
+            seconds.clear()
+            train.main(training_args(config, sets, Path(tmp) / "timed", iterations))
+    finally:
+        for owner, name, function in originals:
+            setattr(owner, name, function)
+    total = seconds["the iteration (Trainer.ppo_iteration)"] / iterations
+    print(f"\nTraining: {iterations} PPO iterations timed (wall clock, no profiler), {total:.3f} s per iteration")
+    print(f"{'part':52s} {'s/iteration':>11s} {'share':>6s}")
+    for label, _, _ in wall_parts():
+        print(f"{label:52s} {seconds[label] / iterations:11.3f} {seconds[label] / iterations / total:6.1%}")
+
+
 def top_functions(profiler: cProfile.Profile, calls: int, limit: int = 12) -> None:
     stats = pstats.Stats(profiler)
     rows = sorted(stats.stats.items(), key=lambda item: -item[1][2])[:limit]  # by own (total) time
@@ -188,12 +240,14 @@ def main() -> None:
     parser.add_argument("--acts", type=int, default=1000, help="act calls profiled (0: skip)")
     parser.add_argument("--search", default="search:ppo:pretrained", help="search agent profiled")
     parser.add_argument("--searches", type=int, default=20, help="search decisions profiled (0: skip)")
+    parser.add_argument("--wall", action="store_true",
+                        help="time the training iterations' parts with wall-clock timers instead of cProfile")
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     torch.set_num_threads(1)
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start")
     if args.iterations:
-        profile_training(args.config, args.set, args.iterations)
+        (time_training if args.wall else profile_training)(args.config, args.set, args.iterations)
     if args.acts:
         profile_agent(args.agent, args.acts, "act at batch 1")
     if args.searches:
