@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -68,3 +72,27 @@ def test_smoke_match_is_reproducible_across_workers():
     two = evaluate([PhaseMix(HeuristicAgent(), GreedyAgent(), ("play",)), "heuristic"], deals=4, seed=11,
                    workers=2, progress=False)
     assert one.pairs[0].mean_diff == two.pairs[0].mean_diff
+
+
+def _phase_credit(*args: str) -> dict[str, float]:
+    """The summary rows (label -> mean difference per deal) of benchmarks/studies/phase_credit.py."""
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "studies" / "phase_credit.py"
+    out = subprocess.run([sys.executable, str(script), "--a", "random", "--b", "heuristic", "--deals", "6", "--seed", "3",
+                          "--workers", "1", *args], capture_output=True, text=True, check=True).stdout
+    summary = out[out.rindex("duplicate deals, seed 3"):].splitlines()[1:]
+    return {line.split()[0]: float(line.split()[1]) for line in summary}
+
+
+@pytest.mark.parametrize("against", ["a", "b"])
+def test_phase_credit_handing_every_phase_to_b_is_b(against):
+    """phase_credit.py: A with B deciding every phase is B, so against A it scores A - B (the 'whole' row) and,
+    with --against b, exactly 0 against B; a mix of one phase sits strictly between."""
+    rows = _phase_credit("--groups", "pass,bid,trump,play", "pass", "--against", against)
+    whole, every, passes = rows["whole"], rows["pass+bid+trump+play"], rows["pass"]
+    assert whole < 0  # random against the heuristic
+    if against == "a":  # A - mix
+        assert every == whole
+        assert whole < passes < 0
+    else:  # mix - B
+        assert every == 0.0
+        assert whole < passes < 0
