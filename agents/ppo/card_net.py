@@ -544,10 +544,11 @@ class CardActor(nn.Module):
             held &= mask[:, :NUM_CARDS].gather(1, slot_cards.long().clamp(min=0))
         r, j = torch.nonzero(held, as_tuple=True)
         card = slot_cards[r, j].long()
-        # The scorer's rows padded to a few sizes (agents.ppo.shapes: one kernel per shape) with copies of the first
-        # (row 0, slot 0), whose scores are dropped.
+        # Under CPU autocast (the trainer's bfloat16) the scorer's rows are padded to a few sizes (agents.ppo.shapes:
+        # oneDNN compiles a kernel per shape) with copies of the first (row 0, slot 0), whose scores are dropped.
         m = len(r)
-        pad = r.new_zeros(padded_size(m) - m)
+        pads = obs.device.type == "cpu" and torch.is_autocast_enabled("cpu")
+        pad = r.new_zeros(padded_size(m) - m if pads else 0)
         rp, jp = torch.cat([r, pad]), torch.cat([j, pad])
         features = packed[:, g + s:].reshape(len(packed), s, self.features.num_card_features)[rp, jp]
         u = self.act(self.card_in(features) + self.context(h)[rp])

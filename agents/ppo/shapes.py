@@ -1,12 +1,10 @@
 """Batch sizes rounded up to a few buckets, so that CPU bfloat16 matrix products reuse their kernels.
 
-oneDNN, which runs torch's bfloat16 matrix products on the CPU, builds (just-in-time compiles) a kernel for
-every new shape and caches it: about 0.7 ms per new shape, against 45 us for a cached 400 x 31 x 64 product
-(``benchmarks/speed/padded_shapes.py``). A trainer's batches come in every size (the learner's rows of a
-rollout step, the legal cards in hand, a minibatch of the trainable decisions), so nearly every product paid
-that cost. Rounding the rows up to :func:`padded_size` (at most 1/8 more rows, about eight sizes per
-doubling) keeps the set of shapes small; the padding rows are dropped from the outputs, so the values of the
-real rows are unchanged.
+oneDNN, which runs torch's bfloat16 matrix products on the CPU, compiles a kernel for every new shape and caches
+it (0.4-1.1 ms a new shape on the project's machine: ``benchmarks/speed/padded_shapes.py``). A trainer's batches
+come in every size (a rollout step's learner rows, the legal cards in hand, a minibatch), so its callers pad the
+rows to :func:`padded_size` (at most 1/8 more, eight sizes per doubling) and drop the padding rows' outputs; the
+real rows' values are unchanged.
 
 >>> [padded_size(n) for n in (0, 1, 16, 17, 100, 129, 2500, 12500)]
 [0, 16, 16, 32, 112, 144, 2560, 13312]

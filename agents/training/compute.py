@@ -87,7 +87,7 @@ def minibatch_outputs(model: ActorCritic, compute: Compute, t: dict[str, torch.T
     """:func:`network_outputs` of minibatch ``mb`` of a :meth:`SeatRollout.batch` (as tensors): its rows gathered
     from the storage grid already padded (repeats of the first), so nothing more is copied."""
     size = padded_size(len(mb)) if compute.pads else len(mb)
-    rows = np.concatenate([mb, np.full(size - len(mb), mb[0], mb.dtype)])
+    rows = np.concatenate([mb, np.repeat(mb[:1], size - len(mb))])
     x = t["inputs"].index_select(0, t["input_rows"][rows]).to(compute.device)
     logits, value = network_outputs(model, compute, x, t["masks"][rows].to(compute.device), model.config.central_critic)
     return logits[:len(mb)], value[:len(mb)]
@@ -109,7 +109,7 @@ def _network_outputs(model: ActorCritic, compute: Compute, x: torch.Tensor, mask
         x = x.to(compute.dtype)
         obs = x[:, :model.obs_dim]
     with compute.autocast():
-        logits = model.masked_logits(obs, mask) if packed is None else model.masked_logits(obs, mask, packed)
+        logits = model.masked_logits(obs, mask, packed)
         value = model.value(x if central else obs)
     return logits.float(), value.float()
 
