@@ -18,6 +18,7 @@ Layers: ``agents`` imports :mod:`pcr_env` (never the other way round); torch onl
 :mod:`agents.ppo` and :mod:`agents.training` (``ppo:PATH`` specs load it on demand).
 """
 
+from agents import _jit  # noqa: F401 - the numba cache stamp of agents' compiled files (before any of them loads)
 from agents.base import Agent, BaseAgent, legal_actions
 from agents.registry import list_agents, make_agent, make_agents, parse_spec, register_agent
 from agents.scripted.greedy import GreedyAgent

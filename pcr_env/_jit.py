@@ -1,47 +1,74 @@
-"""One freshness stamp for all of pcr_env's compiled code in numba's on-disk cache (``cache=True``).
+"""Freshness stamps for numba's on-disk cache (``cache=True``): one per package, covering the packages it calls.
 
-numba decides whether a cached function is stale from its own source file only,
-but the compiled rules span files: ``_vector_kernels.step_all`` calls
-``engine.apply_row``, which calls ``cards.beats`` (compiled), and the encoder in
-``observation`` reads the engine's row columns. Editing a rule in ``engine.py``
-would leave ``step_all``'s cached machine code running the old rule. So every
-function of the files below is stamped with a hash of all of them: changing any
-one recompiles them all. Imported by :mod:`pcr_env.cards` before its first
-compiled function; a numba without this internal hook keeps its own behaviour.
+numba judges a cached function stale from its own source file only, but compiled code calls across files and
+packages (``agents.ppo.card_net._features_kernel`` calls ``pcr_env.knowledge.row_knowledge``, which calls
+``pcr_env.engine.pass_offset``), and a cached caller holds its callees' machine code. So:
+
+- :func:`stamp_package` stamps every compiled function of a package's files that say ``cache=True`` (found by
+  scanning its folder, nothing listed by hand) with one hash: of those files and of the stamps ``below`` it.
+  Editing any of them, or anything below, recompiles the whole package.
+- pcr_env stamps itself here (:data:`PCR_ENV`); :mod:`pcr_env.cards` imports this module before its first
+  compiled function. A package above stamps itself before its own first one, with ``below=(PCR_ENV,)``
+  (:mod:`agents._jit`); pcr_env knows nothing of it.
+- A package's stamp is fixed on its first call within a process; a file keeps the first stamp it was given.
+- Under another numba (without this internal locator hook), or with ``NUMBA_CACHE_LOCATOR_CLASSES`` set, numba's
+  per-file staleness applies.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-COMPILED_FILES = ("cards.py", "engine.py", "observation.py", "_vector_kernels.py")
+_CACHED = re.compile(rb"\bcache\s*=\s*True\b")
+_PACKAGES: dict[Path, str] = {}  # package folder -> its stamp
+_STAMPS: dict[str, str] = {}  # source file (resolved) -> the stamp of the package that holds it
 
 
-def _stamp() -> str:
-    digest = hashlib.sha256()
-    for name in COMPILED_FILES:
-        digest.update((HERE / name).read_bytes())
-    return digest.hexdigest()
+def compiled_files(folder: str | Path) -> list[Path]:
+    """The ``.py`` files under ``folder`` (recursively, resolved, sorted) whose text says ``cache=True``."""
+    return sorted(p for p in Path(folder).resolve().rglob("*.py") if _CACHED.search(p.read_bytes()))
+
+
+def stamp_package(folder: str | Path, below: tuple[str, ...] = ()) -> str:
+    """Stamp the compiled files under ``folder`` with one hash of them and of ``below``; returns the stamp."""
+    root = Path(folder).resolve()
+    if root not in _PACKAGES:
+        digest = hashlib.sha256()
+        for stamp in below:
+            digest.update(stamp.encode() + b"\0")
+        files = compiled_files(root)
+        for path in files:
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+        _PACKAGES[root] = digest.hexdigest()
+        for path in files:
+            _STAMPS.setdefault(str(path), _PACKAGES[root])
+    return _PACKAGES[root]
+
+
+def stamp_of(py_file: str | Path) -> str | None:
+    """The stamp of a source file's compiled functions (``None``: not stamped, numba's per-file check)."""
+    return _STAMPS.get(str(Path(py_file).resolve()))
 
 
 def _install() -> None:
     from numba.core import caching
 
-    stamp = _stamp()
-    ours = {str(HERE / name) for name in COMPILED_FILES}
-
     def locator(base):
         class _PcrLocator(base):
             @classmethod
             def from_function(cls, py_func, py_file):
-                if str(Path(py_file).resolve()) not in ours:
+                stamp = stamp_of(py_file)
+                if stamp is None:
                     return None
-                return super().from_function(py_func, py_file)
+                self = super().from_function(py_func, py_file)
+                if self is not None:
+                    self._pcr_stamp = stamp
+                return self
 
             def get_source_stamp(self):
-                return stamp
+                return self._pcr_stamp
 
         _PcrLocator.__name__ = f"Pcr{base.__name__}"
         return _PcrLocator
@@ -51,6 +78,8 @@ def _install() -> None:
     if not any(getattr(c, "__name__", "").startswith("Pcr") for c in classes):
         classes[:0] = [locator(b) for b in bases]
 
+
+PCR_ENV = stamp_package(Path(__file__).parent)
 
 try:
     _install()

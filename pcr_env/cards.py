@@ -17,7 +17,7 @@ import numpy as np
 from numba import config as _numba_config
 from numba import njit
 
-from . import _jit  # noqa: F401 - one cache stamp for every compiled file (before the first njit below)
+from . import _jit  # noqa: F401 - the numba cache stamp of pcr_env's compiled files (before the first njit below)
 
 SUITS = "CDHS"
 RANKS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
