@@ -9,6 +9,7 @@ luck of the cards cancels; see :mod:`agents.evaluation` for the method.
     python evaluate.py --agents ppo:pretrained heuristic --deals 200 --replays runs/replays   # + game records
     python evaluate.py --people runs/web/records   # a person's games (browser table, terminal player) per agent spec
     python evaluate.py --agents search:ppo:pretrained pimc --deals 500 --ray auto   # on a Ray cluster (ray start --head)
+    python evaluate.py --exploit heuristic --budget 12M --workers 2   # how exploitable: a best response, trained
 
 Agent specs: ``random``, ``greedy``, ``heuristic``, ``ppo:PATH`` (``ppo:pretrained``), ``search:SPEC``
 (``search:ppo:pretrained``), ``pimc``, ``openspiel:BOT`` (``openspiel:ismcts:sims=200``).
@@ -57,8 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "and check their published ratings")
     parser.add_argument("--publish", action="store_true",
                         help="with --ladder and no --agents: write the references' ratings as the ladder's published file")
-    parser.add_argument("--deals", type=int, default=1000, help="duplicate deals per pair (each is played twice; default 1000)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the deal suite and of the agents (default 0)")
+    parser.add_argument("--deals", type=int, default=None,
+                        help="duplicate deals per pair (each is played twice; default 1000; --exploit: exploit.deals)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed of the deal suite and of the agents (default 0; --exploit: exploit.seed)")
     parser.add_argument("--episode", choices=("round", "game"), default="round",
                         help="a deal is one round (default) or a whole game to --target-score")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (results do not depend on it)")
@@ -72,6 +75,23 @@ def build_parser() -> argparse.ArgumentParser:
                              "as DIR/*.json plus DIR/index.html, a self-contained viewer (open it in a browser)")
     parser.add_argument("--replay-deals", type=int, default=2, metavar="N",
                         help="deals per pair to record with --replays (default 2; each gives two records)")
+    exploit = parser.add_argument_group("best response (how exploitable an agent is: agents/training/exploit.py)")
+    exploit.add_argument("--exploit", type=_spec, metavar="SPEC",
+                         help="train a best response to SPEC (frozen, one team) and report exploiter - SPEC over "
+                              "fresh duplicate deals: a lower bound on SPEC's exploitability at --budget")
+    exploit.add_argument("--budget", default="12M", help="--exploit's training decisions, e.g. 12M (about 15 minutes "
+                                                         "on 2 cores), 48M, 500k (default 12M)")
+    exploit.add_argument("--config", metavar="FILE", help="--exploit's training config (default configs/exploit.yaml)")
+    exploit.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                         help="override a key of --exploit's config, e.g. --set exploit.start=bc (repeatable)")
+    exploit.add_argument("--run-dir", metavar="DIR", help="--exploit's run directory (default runs/exploit/<SPEC>__<time>)")
+    exploit.add_argument("--resume", metavar="RUN_DIR", help="continue an interrupted --exploit run, then report it")
+    exploit.add_argument("--report", metavar="RUN_DIR", help="play the report of a finished --exploit run again")
+    exploit.add_argument("--dry-run", action="store_true",
+                         help="with --exploit: check the target, the budget and the config, print the plan, write nothing")
+    exploit.add_argument("--max-iterations", type=int, default=None, metavar="N",
+                         help="stop --exploit's training after N iterations of this call (saving latest.pt: a leg "
+                              "of a long run; continue with --resume)")
     rules = parser.add_argument_group("rules (RULES.md; defaults are the rules of record)")
     rules.add_argument("--players", type=int, choices=(4, 6), default=4, help="table size (R9.3 six players)")
     rules.add_argument("--passing", type=_bool, default=True, metavar="BOOL", help="play the passing phase (R3.4)")
@@ -91,6 +111,10 @@ def main(argv: list[str] | None = None) -> int:
         return _people(args)
     if args.ladder:
         return _ladder(args, argv)
+    if args.exploit or args.resume or args.report:
+        return _exploit(args)
+    args.deals = 1000 if args.deals is None else args.deals
+    args.seed = 0 if args.seed is None else args.seed
     if not args.agents:
         parser.error("--agents is required (or --people DIR)")
     if args.replay_deals < 1:
@@ -152,6 +176,54 @@ def _ladder(args: argparse.Namespace, argv: list[str] | None) -> int:
     for agent, elo, half, now, ok in rows:
         print(f"| {agent} | {elo:.0f} | [{elo - half:.0f}, {elo + half:.0f}] | {now:.0f} | {'yes' if ok else 'NO'} |")
     return 0 if all(ok for *_, ok in rows) else 1
+
+
+def _exploit(args: argparse.Namespace) -> int:
+    """``--exploit SPEC`` (``--resume RUN_DIR``, ``--report RUN_DIR``): train a best response, then report it."""
+    import time
+    from pathlib import Path
+
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import train
+    from agents.run_dir import RunDir
+    from agents.training import exploit, run_state
+
+    if sum(bool(x) for x in (args.exploit, args.resume, args.report)) > 1:
+        print("evaluate.py: error: give one of --exploit SPEC, --resume RUN_DIR or --report RUN_DIR", file=sys.stderr)
+        return 2
+    try:
+        if args.report:
+            run_dir = Path(args.report)
+        elif args.resume:
+            run_dir = Path(args.resume)
+            exploit.check_target_unchanged(exploit.read_meta(run_dir))
+            run, _, resume = train.setup_run(argparse.Namespace(resume=str(run_dir), config=None, set=args.set))
+            train.check_start(run, resume)
+        else:
+            figure_keys = [f"exploit.{k}={v}" for k, v in (("deals", args.deals), ("seed", args.seed)) if v is not None]
+            plan = exploit.plan_exploit(args.exploit, args.budget, args.config, (*figure_keys, *args.set))
+            slug = "".join(c if c.isalnum() else "_" for c in args.exploit).strip("_")
+            run_dir = run_state.new_run_dir(Path(args.run_dir or f"runs/exploit/{slug}__{time.strftime('%Y%m%d-%H%M%S')}"))
+            train.check_start(plan.run, None)
+            if args.dry_run:
+                print(f"evaluate.py --dry-run: would train a best response to {plan.target} in {run_dir} (start "
+                      f"{plan.start}; stages (iterations) {plan.run.plan()}), then report it; nothing written")
+                return 0
+            run, resume = plan.run, None
+            exploit.write_meta(plan, run_dir)
+        if not args.report:
+            train.launch(run, run_dir, resume, args.max_iterations, program="evaluate.py")
+            if not exploit.finished(RunDir(run_dir)):
+                print(f"stopped before the end of training: continue with python evaluate.py --resume {run_dir}")
+                return 1
+        figures = exploit.report(run_dir, workers=args.workers, progress=not args.no_progress, deals=args.deals,
+                                 seed=args.seed)
+    except ValueError as err:
+        print(f"evaluate.py: error: {err}", file=sys.stderr)
+        return 2
+    print(exploit.lower_bound_line(figures))
+    print(f"report: {run_dir / exploit.REPORT_DIR / 'report.md'}")
+    return 0
 
 
 def _people(args: argparse.Namespace) -> int:

@@ -79,7 +79,7 @@ from pcr_env.seating import derive_seed as stream_seed  # one seeding scheme for
 from pcr_env.vector import VectorEnv
 
 __all__ = ["Config", "Run", "Compute", "ActorCritic", "ValueNorm", "Trainer", "load_config", "load_run", "collect",
-           "ppo_update", "resolve_compute", "network_outputs", "main"]
+           "ppo_update", "resolve_compute", "network_outputs", "check_start", "launch", "main"]
 
 PHASE_NAMES = [p.name.lower() for p in Phase]
 
@@ -307,6 +307,8 @@ class Trainer:
                                    + self.model.card_input_size, targets=values)
         self.pool = OpponentPool(cfg.selfplay.pool_size, cfg.selfplay.pfsp_power, self.compute.dtype)
         self.opp = Opponents.from_config(cfg.selfplay, self.rules, cfg.seed, workers.rank, envs.num_envs)
+        if resume is None:
+            self.opp.start(self.pool, self.ws.rng)
         # Every teacher is built now (a bad option fails at the start, not hours in); each has its own stream.
         self.teachers = [self.stage_teacher(k) for k in range(len(self.stages))]
 
@@ -653,16 +655,22 @@ def main(argv: list[str] | None = None) -> None:
     if args.dry_run:  # the config, the run directory, the device and the starting weights are valid
         return print(f"train.py --dry-run: would {'resume' if resume else 'start'} {run_dir}: stages (iterations) "
                      f"{run.plan()}; {run.config.num_workers} worker(s); nothing written")
+    launch(run, run_dir, resume, args.max_iterations, args.quiet)
+
+
+def launch(run: Run, run_dir: Path, resume: dict[str, Any] | None, max_iterations: int | None = None,
+           quiet: bool = False, program: str = "train.py") -> None:
+    """Train ``run`` in ``run_dir`` (checked by :func:`check_start`) with its ``num_workers`` processes on this machine."""
     if run.config.num_workers == 1:
         try:
-            train(Workers(), run, run_dir, resume, args.max_iterations, args.quiet)
+            train(Workers(), run, run_dir, resume, max_iterations, quiet)
         except (TrainingError, ValueError) as err:
-            raise SystemExit(f"train.py: error: {err}") from None
+            raise SystemExit(f"{program}: error: {err}") from None
         return
     with tempfile.TemporaryDirectory(prefix="pcr-rendezvous-") as meeting:  # not in the run directory: nothing left there
         rendezvous = Path(meeting) / "rendezvous"
-        spawn(_spawned, run.config.num_workers, (run, run_dir, resume, args.max_iterations, args.quiet, rendezvous),
-              rendezvous, "train.py")
+        spawn(_spawned, run.config.num_workers, (run, run_dir, resume, max_iterations, quiet, rendezvous),
+              rendezvous, program)
 
 
 def main_torchrun(args: argparse.Namespace) -> None:

@@ -10,7 +10,8 @@ Convention of the pages (docs/index.md, "Conventions of these pages"):
   validate, its committed files load, nothing is written; a ``warmstart.init_from`` file the page makes
   first is left out). A ``python train.py`` or ``python evaluate.py`` command may use only the flags its ``--help``
   lists, ``--set`` only keys that ``train.py --list-keys`` lists, ``--agents`` only known spec kinds
-  and committed checkpoint paths; any ``--config`` must be an existing file, any ``python
+  and committed checkpoint paths (an ``evaluate.py --exploit`` command runs with ``--dry-run``: its target,
+  budget and ``--set`` keys validate); any ``--config`` must be an existing file, any ``python
   SCRIPT.py`` must exist, and ``make TARGET ...`` must pass ``make -n TARGET ...``.
 """
 
@@ -180,8 +181,11 @@ def _check_python(argv: list[str]) -> None:
             result = _run([sys.executable, *dry, "--dry-run", "--run-dir", "/nonexistent/pcr-docs-check"])
             assert result.returncode == 0, f"{' '.join(argv)} --dry-run failed:\n{result.stderr[-2000:]}"
     else:
-        for spec in _option_values(argv, "--agents"):
+        for spec in _option_values(argv, "--agents") + _option_values(argv, "--exploit"):
             _check_spec(spec)
+        if "--exploit" in argv:  # the target, the budget and every --set key validate; nothing is written
+            result = _run([sys.executable, *argv[1:], "--dry-run", "--run-dir", "/nonexistent/pcr-docs-check"])
+            assert result.returncode == 0, f"{' '.join(argv)} --dry-run failed:\n{result.stderr[-2000:]}"
 
 
 @pytest.mark.parametrize("command", _cases("bash"))

@@ -261,6 +261,13 @@ class Opponents:
         if len(sel):
             actions[sel] = pool.act_batch(self.slot[sel], obs[sel], masks[sel])
 
+    def start(self, pool: OpponentPool, rng: np.random.Generator) -> None:
+        """At a run's start: a mix without ``self`` (a best response's: the target alone) draws every game's
+        opponent now, so no game opens in self-play; a mix with it keeps its games in self-play until
+        their first trajectory ends (no draw, so such runs' streams are unchanged)."""
+        if "self" not in self.mix:
+            self.draw(np.arange(len(self.kind)), pool, rng)
+
     def draw(self, games: np.ndarray, pool: OpponentPool, rng: np.random.Generator) -> None:
         """A new opponent (and learner team) for each game in ``games``; ``snapshot`` is self-play
         while the pool is empty."""

@@ -6,7 +6,7 @@ are worth over ``B``'s, the rest of the round played by ``A``; ``A − B`` is th
 need not add up to the whole (a phase's worth depends on who plays the others), but they say
 which decisions to improve first: a distillation target, a teacher's phases. With ``--against b`` each mix
 plays ``B`` instead: ``mix − B`` says whether ``A`` with ``B``'s decisions at those phases beats ``B``, a
-candidate made of the better phases of each.
+candidate made of the better phases of each. The method: :mod:`agents.evaluation.phase_credit`.
 
     python benchmarks/studies/phase_credit.py                         # ppo:pretrained against heuristic; pass, bid+trump, play
     python benchmarks/studies/phase_credit.py --a ppo:pretrained --b heuristic --groups bid,trump play --deals 2000 --seed 93
@@ -28,16 +28,15 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from agents.evaluation import evaluate, format_table, write_outputs  # noqa: E402
-from agents.registry import make_agent  # noqa: E402
-from agents.search.phase_mix import PhaseMix  # noqa: E402
+from agents.evaluation import format_table  # noqa: E402
+from agents.evaluation.phase_credit import DEFAULT_GROUPS, phase_credit  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--a", default="ppo:pretrained", help="the agent whose lead is split (default ppo:pretrained)")
     parser.add_argument("--b", default="heuristic", help="the agent it leads (default heuristic)")
-    parser.add_argument("--groups", nargs="+", default=["pass", "bid,trump", "play"],
+    parser.add_argument("--groups", nargs="+", default=list(DEFAULT_GROUPS),
                         help="phase sets handed to B, comma-separated within a set (default: pass, bid,trump, play)")
     parser.add_argument("--deals", type=int, default=500)
     parser.add_argument("--seed", type=int, default=400)
@@ -46,21 +45,11 @@ def main() -> None:
                         help="whom each mix plays: A (default: what A's phases are worth) or B (the mix as a candidate)")
     parser.add_argument("--out", default="", help="write each comparison's tables under OUT/<name>")
     args = parser.parse_args()
-    rows = []
-    comparisons = [("whole", args.b)]
-    for group in args.groups:
-        phases = tuple(p.strip() for p in group.split(",") if p.strip())
-        mix = PhaseMix(make_agent(args.a), make_agent(args.b), phases,
-                       name=f"{args.a}[{'+'.join(phases)}={args.b}]")
-        comparisons.append(("+".join(phases), mix))
-    for label, agent in comparisons:
-        pair = [args.a, agent] if args.against == "a" or label == "whole" else [agent, args.b]
-        result = evaluate(pair, deals=args.deals, seed=args.seed, workers=args.workers, progress=False)
+    results: list = []
+    rows = phase_credit(args.a, args.b, args.groups, deals=args.deals, seed=args.seed, workers=args.workers,
+                        against=args.against, out=args.out or None, results=results)
+    for result in results:
         print(format_table(result), flush=True)
-        if args.out:
-            write_outputs(result, Path(args.out) / label)
-        pair = result.pairs[0]
-        rows.append((label, pair.mean_diff, *pair.ci95))
     if args.against == "a":
         print(f"\n{args.deals} duplicate deals, seed {args.seed}: {args.a} minus {args.a} with {args.b} deciding "
               f"the phases named ('whole': minus {args.b} itself)")
