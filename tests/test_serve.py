@@ -141,6 +141,24 @@ def test_every_bad_input_is_a_clear_4xx_and_changes_nothing(client, tmp_path, ca
     assert client.get(f"/api/tables/{tid}", headers=h).json()["moves"] == len(table_file(tmp_path, tid)["meta"]["table"]["actions"])
 
 
+def test_the_status_of_a_refused_move_follows_its_type_not_its_words(client, monkeypatch):
+    from agents.web.table import IllegalMove, MoveError, Table, TableSettings
+
+    table = Table(TableSettings(agents=AGENTS, seed=3, episode="round"))
+    illegal = next(a for a in range(70) if not table.mask()[a])
+    for action in (illegal, 70, "QS"):
+        with pytest.raises(IllegalMove):
+            table.apply(action)
+    tid, h = new_table(client)
+    s = until_my_turn(client, tid, h)
+    for refusal, status in ((IllegalMove("no such card"), 422), (MoveError("that is not legal now"), 409)):
+        def refuse(self, action, refusal=refusal):
+            raise refusal
+        monkeypatch.setattr(Table, "apply", refuse)
+        r = client.post(f"/api/tables/{tid}/move", json={"action": s["legal"][0]}, headers=h)
+        assert r.status_code == status and r.json()["error"] == str(refusal)
+
+
 def test_a_restarted_server_continues_the_table(tmp_path):
     with make_client(tmp_path) as first:
         tid, h = new_table(first, episode="game")

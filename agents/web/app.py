@@ -42,7 +42,7 @@ from starlette.routing import Route
 
 from agents.registry import make_agent
 from agents.web.store import TableStore, UnknownTable
-from agents.web.table import AgentFailed, MoveError, Table, TableSettings
+from agents.web.table import AgentFailed, IllegalMove, MoveError, Table, TableSettings
 from pcr_env.replay import viewer_html, with_table_look
 
 MAX_BODY = 4096
@@ -147,9 +147,10 @@ class _Handlers:
         def run():
             try:
                 return self.store.with_table(tid, fn, save=save, then=(lambda t: self.state(tid, t)) if save else None)
-            except MoveError as err:
-                status = 422 if "not legal" in str(err) or "not an action" in str(err) else 409
-                raise _fail(status, str(err)) from None
+            except IllegalMove as err:
+                raise _fail(422, str(err)) from None
+            except MoveError as err:  # not now: not this seat's turn, the game is over
+                raise _fail(409, str(err)) from None
             except AgentFailed as err:
                 raise _fail(500, f"{err} -- the table and its record are unchanged; try again or start a new table") from None
         return await run_in_threadpool(run)

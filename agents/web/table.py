@@ -46,6 +46,10 @@ class MoveError(ValueError):
     """A move that is not allowed now (illegal, not this seat's turn, the game is over); the message says why."""
 
 
+class IllegalMove(MoveError):
+    """An action that is no action id, or not a legal move at this decision (the API answers 422, not 409)."""
+
+
 class AgentFailed(RuntimeError):
     """An agent raised or answered an illegal action; nothing was applied and the table is unchanged."""
 
@@ -122,15 +126,16 @@ class Table:
 
     # ------------------------------------------------------------------ moves
     def apply(self, action: int) -> None:
-        """Apply ``action`` for the seat to act; raises :class:`MoveError` (and changes nothing) if it is not legal."""
+        """Apply ``action`` for the seat to act; raises :class:`IllegalMove` (and changes nothing) if it is not legal,
+        :class:`MoveError` if the game is over."""
         if self.over():
             raise MoveError("the game is over: start a new table")
         if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= int(action) < NUM_ACTIONS:
-            raise MoveError(f"action {action!r} is not an action id: allowed an integer 0..{NUM_ACTIONS - 1}")
+            raise IllegalMove(f"action {action!r} is not an action id: allowed an integer 0..{NUM_ACTIONS - 1}")
         action = int(action)
         legal = np.flatnonzero(self.mask()).tolist()
         if action not in legal:
-            raise MoveError(f"{describe_action(action)} is not legal now: legal are {', '.join(move_word(a) for a in legal)}")
+            raise IllegalMove(f"{describe_action(action)} is not legal now: legal are {', '.join(move_word(a) for a in legal)}")
         self.recorder.observe(self.env.game, action)
         self.env.step(action)
         self.actions.append(action)
