@@ -19,7 +19,7 @@ from agents.ppo import (
     make_checkpoint,
     read_checkpoint,
 )
-from agents.ppo.checkpoint import acts_greedy
+from agents.ppo.checkpoint import acts_greedy, resolve_path
 from agents.ppo.files import save
 from agents.ppo.network import MASKED_LOGIT, log_probs, masked_entropy, sample_actions
 from agents.run_dir import RunDir
@@ -231,7 +231,7 @@ def test_a_run_directory_as_a_spec_is_its_best_pt(tmp_path):
 
 
 def test_pretrained_agent_ships_and_plays_legal_moves():
-    assert PRETRAINED_PATH.is_file(), "agents/pretrained/ppo_pretrained.pt is missing"
+    assert PRETRAINED_PATH.is_file(), f"{PRETRAINED_PATH} (ppo:pretrained) is missing"
     assert PRETRAINED_PATH.stat().st_size < 8 * 2**20
     agent = make_agent("ppo:pretrained", seed=0)
     venv = VectorEnv(8, seed=4)
@@ -240,6 +240,12 @@ def test_pretrained_agent_ships_and_plays_legal_moves():
         actions = agent.act_batch(obs, masks)
         assert masks[np.arange(8), actions].all()
         obs, masks, _, _, _, _ = venv.step(actions)
+
+
+def test_pretrained_is_a_name_for_a_shipped_file():
+    """``ppo:pretrained`` plays ``PRETRAINED_PATH``, a file that ``ppo:pretrained/NAME.pt`` also names (so a ladder's
+    rung can name it and keep it after ``ppo:pretrained`` moves on)."""
+    assert resolve_path("pretrained") == PRETRAINED_PATH == resolve_path("pretrained/" + PRETRAINED_PATH.name)
 
 
 # ----------------------------------------------------------------------------- value normalisation

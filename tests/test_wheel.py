@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from agents.ppo.checkpoint import PRETRAINED_PATH
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("pcr_env", "agents")
 
@@ -78,7 +80,7 @@ def test_the_wheel_holds_every_module_and_data_file(wheel):
                              text=True).stdout.split()
     missing = [name for name in tracked if name not in names]
     assert not missing, f"not in the wheel: {missing}"
-    assert "agents/pretrained/ppo_pretrained.pt" in names and "pcr_env/replay_viewer.html" in names
+    assert f"agents/pretrained/{PRETRAINED_PATH.name}" in names and "pcr_env/replay_viewer.html" in names
     assert {"pcr_env/table_look.css", "pcr_env/table_look.js", "agents/web/page.html"} <= set(names)
     assert not any(name.startswith(("tests/", "benchmarks/", "configs/")) for name in names)
 

@@ -25,7 +25,12 @@ from pcr_env.observation import observation_layout, state_layout
 
 CHECKPOINT_FORMAT = "pcr-ppo"
 CHECKPOINT_VERSION = 1
-PRETRAINED_PATH = Path(__file__).resolve().parent.parent / "pretrained" / "ppo_pretrained.pt"
+PRETRAINED_DIR = Path(__file__).resolve().parent.parent / "pretrained"
+"""The shipped networks (package data): ``ppo:pretrained/NAME.pt`` plays ``PRETRAINED_DIR / NAME.pt``."""
+PRETRAINED_PATH = PRETRAINED_DIR / "ppo_pretrained_2026-12-03.pt"
+"""The file ``ppo:pretrained`` plays, named here and nowhere else. A shipped file never changes: a new network ships
+as a new dated file and this name moves to it, while ``ppo:pretrained/<the old file>`` (a rung of the ``full``
+ladder) keeps playing the old one."""
 # Rules fields that change the game a policy was trained for; the others (first
 # dealer, round and redeal limits) only bound or seed an episode.
 VARIANT_FIELDS = ("players", "passing", "double_run_bonus", "bidding", "min_bid", "target_score")
@@ -73,7 +78,7 @@ def resolve_path(path: str | Path) -> Path:
     """The file ``ppo:PATH`` names: ``"pretrained"`` is the shipped one, ``"pretrained/NAME.pt"`` another file shipped
     beside it (``agents/pretrained/``, wherever the package is installed), a run directory its ``best.pt``."""
     if str(path) == "pretrained" or str(path).startswith("pretrained/"):
-        shipped = PRETRAINED_PATH if str(path) == "pretrained" else PRETRAINED_PATH.parent / str(path)[len("pretrained/"):]
+        shipped = PRETRAINED_PATH if str(path) == "pretrained" else PRETRAINED_DIR / str(path)[len("pretrained/"):]
         if not shipped.is_file():
             raise ValueError(f"the shipped checkpoint {str(shipped)!r} ({path}) is missing from this installation")
         return shipped
@@ -142,9 +147,9 @@ def export_agent(source: str | Path, path: str | Path, **meta: Any) -> dict[str,
     streams) to ``path``: weights, value normaliser, rules and config, about 3 MB, as ``best.pt`` is.
 
     It acts as the run's evaluations did (:func:`acts_greedy`); ``meta`` adds to the source's iteration and
-    decision counts. How the shipped file was made::
+    decision counts. How the shipped file was made (a new one ships under a new dated name, see ``PRETRAINED_PATH``)::
 
-        export_agent("runs/distill2/checkpoints/latest.pt", "agents/pretrained/ppo_pretrained.pt")
+        export_agent("runs/card_net2/checkpoints/latest.pt", "agents/pretrained/ppo_pretrained_2026-12-03.pt")
     """
     ckpt = read_checkpoint(source)
     agent = {k: v for k, v in ckpt.items() if k not in ("training", "checksum")}
@@ -155,6 +160,6 @@ def export_agent(source: str | Path, path: str | Path, **meta: Any) -> dict[str,
     return agent
 
 
-__all__ = ["CHECKPOINT_FORMAT", "CHECKPOINT_VERSION", "PRETRAINED_PATH", "VARIANT_FIELDS", "acts_greedy", "build_model",
-           "check_rules_compatible", "checkpoint_network", "export_agent", "make_checkpoint", "observation_signature",
-           "read_checkpoint", "resolve_path", "rules_dict", "validate_checkpoint"]
+__all__ = ["CHECKPOINT_FORMAT", "CHECKPOINT_VERSION", "PRETRAINED_DIR", "PRETRAINED_PATH", "VARIANT_FIELDS", "acts_greedy",
+           "build_model", "check_rules_compatible", "checkpoint_network", "export_agent", "make_checkpoint",
+           "observation_signature", "read_checkpoint", "resolve_path", "rules_dict", "validate_checkpoint"]
