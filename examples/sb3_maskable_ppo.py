@@ -15,6 +15,9 @@ After training, the saved model becomes the agent spec ``sb3:PATH`` (registered
 with :func:`agents.register_agent`; it implements ``act``/``act_batch``/``reset``)
 and is played in duplicate (:func:`agents.evaluation.evaluate`) against the
 baselines, so its numbers are comparable with every other agent of the project.
+From the command line, with no registration, the factory is the agent spec
+``examples.sb3_maskable_ppo:load_sb3_agent:path=runs/sb3/model.zip`` of every tool
+(``python evaluate.py --agents SPEC heuristic``; docs/agents.md, "Your own agent from the command line").
 """
 
 from __future__ import annotations

@@ -9,9 +9,10 @@ Convention of the pages (docs/index.md, "Conventions of these pages"):
   run. A ``python train.py --config ...`` command runs with ``--dry-run`` (its config and overrides
   validate, its committed files load, nothing is written; a ``warmstart.init_from`` file the page makes
   first is left out). A ``python train.py`` or ``python evaluate.py`` command may use only the flags its ``--help``
-  lists, ``--set`` only keys that ``train.py --list-keys`` lists, ``--agents`` only known spec kinds
-  and committed checkpoint paths (an ``evaluate.py --exploit`` command runs with ``--dry-run``: its target,
-  budget and ``--set`` keys validate); any ``--config`` must be an existing file, any ``python
+  lists, ``--set`` only keys that ``train.py --list-keys`` lists, ``--agents`` only known spec kinds,
+  committed checkpoint paths and factories ``MODULE:FACTORY[:OPTIONS]`` whose dotted module is installed or
+  is a file here that defines ``FACTORY`` (an ``evaluate.py --exploit`` command runs with ``--dry-run``: its
+  target, budget and ``--set`` keys validate); any ``--config`` must be an existing file, any ``python
   SCRIPT.py`` must exist, and ``make TARGET ...`` must pass ``make -n TARGET ...``.
 """
 
@@ -129,6 +130,14 @@ def _option_values(argv: list[str], flag: str) -> list[str]:
 
 def _check_spec(spec: str) -> None:
     kind, _, arg = spec.partition(":")
+    if "." in kind:  # an importable factory MODULE:FACTORY[:OPTIONS] (agents/registry.py): not imported here
+        _check_module(kind)
+        factory = arg.partition(":")[0]
+        path = ROOT.joinpath(*kind.split(".")).with_suffix(".py")
+        if path.is_file():
+            assert re.search(rf"^(def|class) {re.escape(factory)}\b", path.read_text(encoding="utf-8"), re.M), \
+                f"{spec}: {path.relative_to(ROOT)} defines no {factory!r}"
+        return
     assert kind in _spec_kinds(), f"unknown agent spec kind {kind!r} in {spec!r}"
     if kind in ("search", "mix"):
         _check_spec(arg)

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import SearchingAgent
+from agents.registry import split_options  # the one option syntax of specs
 from pcr_env.actions import NUM_ACTIONS
 from pcr_env.config import RulesConfig
 
@@ -81,15 +82,7 @@ def _round_game(rules: RulesConfig) -> Any:
 def parse_bot(arg: str) -> tuple[str, dict[str, str]]:
     """``"ismcts:sims=200,uct_c=1.5"`` -> ``("ismcts", {"sims": "200", "uct_c": "1.5"})`` (values still text)."""
     bot, _, rest = arg.partition(":")
-    options: dict[str, str] = {}
-    for item in rest.replace(",", ":").split(":"):
-        if not item:
-            continue
-        name, eq, value = item.partition("=")
-        if not eq or not name:
-            raise ValueError(f"openspiel option {item!r} is not NAME=VALUE: write e.g. openspiel:{bot}:sims=200")
-        options[name.strip()] = value.strip()
-    return bot, options
+    return bot, split_options(rest, spec=f"openspiel:{arg}", example="sims=200,uct_c=1.5")
 
 
 def check_options(bot: str, options: dict[str, Any]) -> dict[str, Any]:
