@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 
 import numpy as np
@@ -246,6 +247,15 @@ def test_pretrained_is_a_name_for_a_shipped_file():
     """``ppo:pretrained`` plays ``PRETRAINED_PATH``, a file that ``ppo:pretrained/NAME.pt`` also names (so a ladder's
     rung can name it and keep it after ``ppo:pretrained`` moves on)."""
     assert resolve_path("pretrained") == PRETRAINED_PATH == resolve_path("pretrained/" + PRETRAINED_PATH.name)
+
+
+def test_each_shipped_network_is_one_file():
+    """No shipped file is a copy of another: every wheel carries all of them, and a name points at a file instead."""
+    first: dict[str, str] = {}
+    for path in sorted(PRETRAINED_PATH.parent.glob("*.pt")):
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        assert digest not in first, f"{path.name} is a copy of {first[digest]}: name the file instead"
+        first[digest] = path.name
 
 
 # ----------------------------------------------------------------------------- value normalisation

@@ -26,6 +26,7 @@ from agents.training.config_io import (
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 import train  # noqa: E402
+from agents.training.exploit import plan_exploit  # noqa: E402
 
 
 class _Inner(BaseModel):
@@ -134,12 +135,19 @@ def test_the_main_job_is_the_card_aware_network_from_nothing_in_stages():
     assert "--seed 0" in makefile and job.eval.seed != 0 and job.eval.best_opponent == "heuristic"
 
 
+def _recipe(path: Path) -> train.Run:
+    """The run a config under configs/ trains; ``exploit.yaml`` is the best response's, here to the heuristic."""
+    if path.name == "exploit.yaml":
+        return plan_exploit("heuristic", "12M", path).run
+    return train.load_run(str(path), [])
+
+
 def test_no_config_starts_from_a_file_only_experiment_recipes_do():
     """The recipes under configs/ start from nothing; those that start from an earlier run's file live in
     configs/experiments/ and name a committed file, kept in agents/pretrained/ or with its experiment's results in
     benchmarks/results/, never a run directory's output."""
     for path in sorted((ROOT / "configs").glob("*.yaml")):
-        for _, c, _ in train.load_run(str(path), []).stages:
+        for _, c, _ in _recipe(path).stages:
             assert not c.warmstart.init_from and "ppo:" not in c.warmstart.teacher, path.name
     experiments = sorted((ROOT / "configs" / "experiments").glob("*.yaml"))
     assert experiments

@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from agents.ppo.network import NetworkConfig
+from agents.training.exploit import plan_exploit
 from agents.training.opponents import OpponentPool, Opponents
 from agents.training.rollout import SeatRollout, compute_gae
 from agents.training.run_state import WorkerState
@@ -167,7 +168,8 @@ def test_every_shipped_config_loads():
     assert {"ppo_selfplay", "smoke"} <= names and len(files) >= 6
     variants = set()
     for f in files:
-        cfg = train.load_config(str(f), [])
+        # exploit.yaml is the best response's: a training config beside its exploit section
+        cfg = plan_exploit("heuristic", "12M", f).run.config if f.name == "exploit.yaml" else train.load_config(str(f), [])
         variants.add((cfg.rules.players, cfg.rules.double_run_bonus, cfg.rules.passing, cfg.rules.bidding))
     for variant in ((6, False, True, "single"), (4, True, True, "single"), (4, False, False, "single"),
                     (4, False, True, "auction")):
