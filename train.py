@@ -74,14 +74,12 @@ from agents.training.warmstart import (
     warm_start_update,
 )
 from agents.training.workers import Workers, exit_worker, launched_by_torchrun, spawn
-from pcr_env.engine import Phase
+from pcr_env.engine import PHASE_NAMES, Phase
 from pcr_env.seating import derive_seed as stream_seed  # one seeding scheme for every tool
 from pcr_env.vector import VectorEnv
 
 __all__ = ["Config", "Run", "Compute", "ActorCritic", "ValueNorm", "Trainer", "load_config", "load_run", "collect",
            "ppo_update", "resolve_compute", "network_outputs", "check_start", "launch", "main"]
-
-PHASE_NAMES = [p.name.lower() for p in Phase]
 
 
 # =========================================================================== seeding

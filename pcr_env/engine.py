@@ -70,6 +70,11 @@ class Phase(IntEnum):
     GAME_OVER = 6
 
 
+PHASE_NAMES: tuple[str, ...] = tuple(p.name.lower() for p in Phase if p < Phase.ROUND_END)
+"""The phases where a seat decides, in the game's order (``"pass", "bid", "trump", "discard", "play"``): the one
+list of phase names that config keys, agent options and log tags use (``Phase[name.upper()]`` is the phase)."""
+
+
 class PassDirection(IntEnum):
     PARTNER = 0
     LEFT = 1

@@ -37,7 +37,7 @@ from agents.base import Agent, SearchingAgent
 from pcr_env.actions import NUM_ACTIONS
 from pcr_env.cards import rank_of
 from pcr_env.config import RulesConfig
-from pcr_env.engine import Phase
+from pcr_env.engine import PHASE_NAMES, Phase
 from pcr_env.observation import decode_observation
 from pcr_env.vector import VectorEnv
 
@@ -48,7 +48,7 @@ class SearchAgent(SearchingAgent):
     name = "search"
 
     def __init__(self, base: Agent, rules: RulesConfig | None = None, *, seed: int | None = None, worlds: int = 64,
-                 pass_candidates: int = 3, phases: tuple[str, ...] = ("pass", "bid", "trump", "discard", "play"),
+                 pass_candidates: int = 3, phases: tuple[str, ...] = PHASE_NAMES,
                  threshold: float = 1.0, temperature: float = 1.0, source: str = ""):
         self.base = base  # before BaseAgent.__init__, whose reset re-seeds the base too
         super().__init__(seed)
@@ -57,9 +57,9 @@ class SearchAgent(SearchingAgent):
         if not (isinstance(pass_candidates, int) and pass_candidates >= 1):
             raise ValueError(f"search pass_candidates={pass_candidates!r} is not allowed: allowed an integer >= 1")
         self.rules = rules or getattr(base, "rules", None) or RulesConfig()
-        unknown = sorted(set(phases) - {"pass", "bid", "trump", "discard", "play"})
+        unknown = sorted(set(phases) - set(PHASE_NAMES))
         if unknown:
-            raise ValueError(f"search phases {unknown} are not phases: allowed pass, bid, trump, discard, play")
+            raise ValueError(f"search phases {unknown} are not phases: allowed {', '.join(PHASE_NAMES)}")
         self.worlds, self.pass_candidates, self.source = worlds, pass_candidates, source
         self.phases = frozenset(Phase[p.upper()] for p in phases)
         self.threshold = float(threshold)

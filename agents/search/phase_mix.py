@@ -29,10 +29,8 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent, BaseAgent
-from pcr_env.engine import Phase
+from pcr_env.engine import PHASE_NAMES, Phase
 from pcr_env.observation import decode_observation
-
-PHASE_NAMES = ("pass", "bid", "trump", "discard", "play")
 
 
 def _label(agent: Agent) -> str:

@@ -49,10 +49,12 @@ from agents.ppo.network import NetworkConfig
 from agents.training import config_io
 from agents.training.config_io import SECTION, Bool, Float, Int, allowed, not_allowed, section
 from pcr_env.config import RulesConfig
+from pcr_env.engine import PHASE_NAMES
 
 LEARNER_TEACHER = "search:learner"
 """The teacher spec of search over the network being trained (its weights at the start of the stage)."""
 PhaseName = Literal["pass", "bid", "trump", "discard", "play"]
+"""A phase where a seat decides: :data:`pcr_env.engine.PHASE_NAMES`, written out for pydantic (a test checks they agree)."""
 StageKind = Literal["bc", "expert_iteration", "ppo"]
 
 
@@ -211,7 +213,7 @@ class WarmStartConfig(BaseModel):
     play: Annotated[Literal["teacher", "learner"], RunWide("its 'kind' says who plays")] = "teacher"
     """Who plays the warm-start games: ``teacher`` (behaviour cloning on the teacher's own games) or
     ``learner`` (expert iteration: the network plays, the teacher only labels its positions)."""
-    label_phases: tuple[PhaseName, ...] = Field(("pass", "bid", "trump", "discard", "play"), min_length=1)
+    label_phases: tuple[PhaseName, ...] = Field(PHASE_NAMES, min_length=1)
     """Decisions the teacher labels and the network learns; the others are played but not trained on
     (a search teacher is costly: labelling only ``[bid, trump]``, where contracts are won and lost, is cheap)."""
     targets: Literal["action", "values"] = "action"

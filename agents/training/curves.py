@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.run_dir import RunDir
+from pcr_env.engine import PHASE_NAMES
 
 DEFAULT_PNG = "curves.png"
 EXTRA_HINT = "pip install -e '.[notebook]'"
@@ -65,7 +66,7 @@ class RunLog:
     @property
     def entropy_phases(self) -> list[str]:
         """Phases with a per-phase entropy (``losses/entropy_<phase>``), in the game's order where known."""
-        order = ["pass", "bid", "trump", "discard", "play"]
+        order = list(PHASE_NAMES)
         found = {k[len("losses/entropy_"):] for it in self.iterations for k in it if k.startswith("losses/entropy_")}
         return [p for p in order if p in found] + sorted(found - set(order))
 

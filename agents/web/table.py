@@ -39,7 +39,7 @@ from pcr_env.render import move_word
 from pcr_env.replay import GameRecorder
 from pcr_env.seating import derive_seed
 
-PHASES = {E.Phase.PASS: "pass", E.Phase.BID: "bid", E.Phase.TRUMP: "trump", E.Phase.DISCARD: "discard", E.Phase.PLAY: "play"}
+PHASES = {E.Phase[name.upper()]: name for name in E.PHASE_NAMES}
 
 
 class MoveError(ValueError):
