@@ -24,15 +24,7 @@ import os
 import sys
 
 from agents.registry import list_agents, parse_spec
-
-
-def _bool(text: str) -> bool:
-    value = text.strip().lower()
-    if value in ("true", "yes", "1", "on"):
-        return True
-    if value in ("false", "no", "0", "off"):
-        return False
-    raise argparse.ArgumentTypeError(f"{text!r} is not a boolean: allowed true or false")
+from pcr_env.rules_flags import add_rules_arguments, rules_from_args
 
 
 def _spec(text: str) -> str:
@@ -92,15 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     exploit.add_argument("--max-iterations", type=int, default=None, metavar="N",
                          help="stop --exploit's training after N iterations of this call (saving latest.pt: a leg "
                               "of a long run; continue with --resume)")
-    rules = parser.add_argument_group("rules (RULES.md; defaults are the rules of record)")
-    rules.add_argument("--players", type=int, choices=(4, 6), default=4, help="table size (R9.3 six players)")
-    rules.add_argument("--passing", type=_bool, default=True, metavar="BOOL", help="play the passing phase (R3.4)")
-    rules.add_argument("--double-run-bonus", action="store_true", help="double every run bonus (R7.3)")
-    rules.add_argument("--bidding", choices=("single", "auction"), default="single", help="bidding style (R4.3)")
-    rules.add_argument("--min-bid", type=int, default=None, help="lowest bid (R4.2; default a majority of the tricks)")
-    rules.add_argument("--target-score", type=int, default=100, help="score that ends a game (R8.4)")
-    rules.add_argument("--max-rounds", type=int, default=200, help="rounds after which a game is truncated (R8.4)")
-    rules.add_argument("--max-redeals", type=int, default=10, help="consecutive throw-ins before truncation (R4.4)")
+    add_rules_arguments(parser, exclude=["first_dealer"])  # every deal of the suite names its dealer
     return parser
 
 
@@ -121,12 +105,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--replay-deals {args.replay_deals} is not allowed: allowed an integer >= 1")
     os.environ.setdefault("OMP_NUM_THREADS", "1")  # parallelism comes from processes
     from agents.evaluation import evaluate, write_outputs
-    from pcr_env.config import RulesConfig
 
     try:
-        rules = RulesConfig(players=args.players, passing=args.passing, double_run_bonus=args.double_run_bonus,
-                            bidding=args.bidding, min_bid=args.min_bid, target_score=args.target_score,
-                            max_rounds=args.max_rounds, max_redeals=args.max_redeals)
+        rules = rules_from_args(args)
         result = evaluate(args.agents, deals=args.deals, seed=args.seed, episode=args.episode, workers=args.workers,
                           progress=not args.no_progress, rules=rules,
                           record_deals=min(args.replay_deals, args.deals) if args.replays else 0, ray_address=args.ray)

@@ -48,6 +48,7 @@ from pcr_env.observation import ObservationView, decode_observation
 from pcr_env.pass_cut_run_v0 import raw_env
 from pcr_env.render import SUIT_NAMES, cards_text, hand_text, legal_moves, move_word, render_view, seat_names
 from pcr_env.replay import VIEWER_FILE, GameRecorder, load_replays, write_viewer
+from pcr_env.rules_flags import add_rules_arguments, rules_from_args
 from pcr_env.seating import per_seat
 
 
@@ -378,24 +379,20 @@ def _round_summary(result: Mapping[str, Any], seat: int, names: list[str]) -> st
 # ------------------------------------------------------------------- CLI
 def add_table_arguments(p: argparse.ArgumentParser) -> None:
     """The seat, the agents, the episode, the seed and the rules: the flags of a table with a person at it
-    (this terminal player and the browser table, ``python -m agents.serve``); :func:`table_rules` reads the rules."""
+    (this terminal player and the browser table, ``python -m agents.serve``). The rules flags are every tool's
+    (:mod:`pcr_env.rules_flags`); :func:`table_rules` reads them."""
     p.add_argument("--seat", type=int, default=0, help="your seat (0..players-1); partners are seat±2")
     p.add_argument("--agents", nargs="+", default=["heuristic"], metavar="SPEC",
                    help="agent specs for the other seats: one for all, or one per other seat in seat order "
                         "('random', 'heuristic', 'ppo:PATH', 'ppo:pretrained', 'search:ppo:pretrained')")
     p.add_argument("--episode", choices=["game", "round"], default="game", help="a whole game (to the target) or one round")
     p.add_argument("--seed", type=int, default=None, help="seed of the deal and the agents (reproducible games)")
-    p.add_argument("--players", type=int, default=4, choices=[4, 6])
-    p.add_argument("--no-passing", action="store_true", help="the 'no pass' variant (R3.4)")
-    p.add_argument("--bidding", choices=["single", "auction"], default="single")
-    p.add_argument("--double-run-bonus", action="store_true")
-    p.add_argument("--target-score", type=int, default=100)
+    add_rules_arguments(p)
 
 
-def table_rules(args: argparse.Namespace) -> dict[str, Any]:
-    """The rules that :func:`add_table_arguments`' flags name."""
-    return {"players": args.players, "passing": not args.no_passing, "bidding": args.bidding,
-            "double_run_bonus": args.double_run_bonus, "target_score": args.target_score}
+def table_rules(args: argparse.Namespace) -> RulesConfig:
+    """The rules that :func:`add_table_arguments`' flags name (a ``ValueError`` naming the flag of a bad value)."""
+    return rules_from_args(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -408,9 +405,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    rules = table_rules(args)
     agents: Any = args.agents[0] if len(args.agents) == 1 else args.agents
     try:
+        rules = table_rules(args)
         result = play_game(args.seat, agents, rules=rules, episode=args.episode, seed=args.seed, replays=args.replays)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)

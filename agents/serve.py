@@ -89,9 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
 def make_config(args: argparse.Namespace) -> Any:
     """The :class:`~agents.web.app.ServeConfig` of parsed arguments (specs checked, one per seat)."""
     from agents.web.app import ServeConfig
-    from pcr_env.config import RulesConfig
 
-    rules = RulesConfig(**table_rules(args))
+    rules = table_rules(args)
     n = rules.players
     if not 0 <= args.seat < n:
         raise ValueError(f"--seat {args.seat} is not allowed: allowed 0..{n - 1}")

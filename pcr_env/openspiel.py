@@ -40,10 +40,11 @@ strings                     readable views of the same content (relative seats `
                             public move counts; it never reads the hidden cards
 ==========================  =====================================================================
 
-Parameters (OpenSpiel parameters, checked by :class:`~pcr_env.config.RulesConfig`): ``players`` (4 or 6),
-``passing``, ``double_run_bonus``, ``bidding`` (``"single"``/``"auction"``), ``min_bid`` (0 = the default
-majority), ``target_score``, ``max_rounds``, ``max_redeals``, ``first_dealer`` (-1 = drawn by chance), and
-the environment's ``episode`` (``"game"``/``"round"``) and ``reward`` (``"score_diff"``/``"win"``).
+Parameters (OpenSpiel parameters, derived from and checked by :class:`~pcr_env.config.RulesConfig`): every rules
+field under its own name and default (``players`` (4 or 6), ``passing``, ``double_run_bonus``, ``bidding``
+(``"single"``/``"auction"``), ``min_bid`` (0 = the default majority), ``target_score``, ``max_rounds``,
+``max_redeals``, ``first_dealer`` (-1 = drawn by chance)), and the environment's ``episode`` (``"game"``/``"round"``)
+and ``reward`` (``"score_diff"``/``"win"``).
 
 The rules are the engine's (:mod:`pcr_env.engine`): a state holds one game row and every move is
 :func:`pcr_env.engine.step_game`, the function ``raw_env`` and ``VectorEnv`` step. Nothing here
@@ -72,36 +73,23 @@ from .observation import decode_observation, encode_row, observation_layout, obs
 from .worlds import WorldSampler
 
 SHORT_NAME = "python_pass_cut_run"
-DEFAULT_PARAMS: dict[str, Any] = {
-    "players": 4,
-    "passing": True,
-    "double_run_bonus": False,
-    "bidding": "single",
-    "min_bid": 0,
-    "target_score": 100,
-    "max_rounds": 200,
-    "max_redeals": 10,
-    "first_dealer": -1,
-    "episode": "game",
-    "reward": "score_diff",
-}
-_RULE_PARAMS = ("players", "passing", "double_run_bonus", "bidding", "min_bid", "target_score", "max_rounds", "max_redeals", "first_dealer")
-
-
-def rules_from_params(params: dict[str, Any]) -> RulesConfig:
-    """The :class:`RulesConfig` of OpenSpiel parameters (``min_bid`` 0 = default, ``first_dealer`` -1 = drawn)."""
-    rules = {k: params[k] for k in _RULE_PARAMS}
-    rules["min_bid"] = None if rules["min_bid"] == 0 else rules["min_bid"]
-    rules["first_dealer"] = "random" if rules["first_dealer"] == -1 else rules["first_dealer"]
-    return RulesConfig(**rules)
 
 
 def params_from_rules(rules: RulesConfig, episode: str = "game", reward: str = "score_diff") -> dict[str, Any]:
-    """OpenSpiel parameters of ``rules`` (the inverse of :func:`rules_from_params`)."""
-    params = {k: getattr(rules, k) for k in _RULE_PARAMS}
-    params["min_bid"] = params["min_bid"] or 0
-    params["first_dealer"] = -1 if params["first_dealer"] == "random" else params["first_dealer"]
-    return {**params, "episode": episode, "reward": reward}
+    """OpenSpiel parameters of ``rules``: every :class:`RulesConfig` field as its plain value
+    (:meth:`RulesConfig.to_plain`: ``min_bid`` 0 = the majority, ``first_dealer`` -1 = drawn), then the environment's
+    ``episode`` and ``reward`` (the inverse of :func:`rules_from_params`)."""
+    return {**rules.to_plain(), "episode": episode, "reward": reward}
+
+
+DEFAULT_PARAMS: dict[str, Any] = params_from_rules(RulesConfig())
+"""The parameters and their defaults: the rules of record, a whole game, the score difference."""
+
+
+def rules_from_params(params: dict[str, Any]) -> RulesConfig:
+    """The :class:`RulesConfig` of OpenSpiel parameters (:meth:`RulesConfig.from_plain`; ``episode`` and ``reward``
+    are not rules)."""
+    return RulesConfig.from_plain(params)
 
 
 def _game_type(reward_model: Any) -> Any:

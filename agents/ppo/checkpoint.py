@@ -20,7 +20,7 @@ from agents.ppo.files import all_finite, load, save
 from agents.ppo.network import ActorCritic, NetworkConfig
 from agents.run_dir import RunDir
 from pcr_env.actions import NUM_ACTIONS
-from pcr_env.config import RulesConfig
+from pcr_env.config import RulesConfig, variant_differences, variant_fields
 from pcr_env.observation import observation_layout, state_layout
 
 CHECKPOINT_FORMAT = "pcr-ppo"
@@ -31,9 +31,9 @@ PRETRAINED_PATH = PRETRAINED_DIR / "ppo_pretrained_2026-12-03.pt"
 """The file ``ppo:pretrained`` plays, named here and nowhere else. A shipped file never changes: a new network ships
 as a new dated file and this name moves to it, while ``ppo:pretrained/<the old file>`` (a rung of the ``full``
 ladder) keeps playing the old one."""
-# Rules fields that change the game a policy was trained for; the others (first
-# dealer, round and redeal limits) only bound or seed an episode.
-VARIANT_FIELDS = ("players", "passing", "double_run_bonus", "bidding", "min_bid", "target_score")
+VARIANT_FIELDS = variant_fields()
+"""Rules fields that change the game a policy was trained for (marked ``variant=True`` on :class:`RulesConfig`);
+the others (first dealer, round and redeal limits) only bound or seed an episode."""
 
 
 def observation_signature(players: int) -> dict[str, Any]:
@@ -53,8 +53,7 @@ def rules_dict(rules: RulesConfig | dict[str, Any]) -> dict[str, Any]:
 def check_rules_compatible(trained: dict[str, Any], table: RulesConfig | dict[str, Any], source: str = "checkpoint") -> None:
     """Refuse to play ``table`` rules with a policy trained on ``trained`` rules (variant fields only)."""
     a, b = RulesConfig.from_kwargs(dict(trained)), RulesConfig.from_kwargs(rules_dict(table))
-    diffs = [f"{f}: trained {getattr(a, f)!r}, table {getattr(b, f)!r}" for f in VARIANT_FIELDS
-             if getattr(a, f) != getattr(b, f) and not (f == "min_bid" and a.min_bid_value == b.min_bid_value)]
+    diffs = [f"{f}: trained {getattr(a, f)!r}, table {getattr(b, f)!r}" for f in variant_differences(a, b)]
     if diffs:
         raise ValueError(f"{source} was trained for another rules variant ({'; '.join(diffs)}): "
                          "train a policy for these rules or play it on the rules it was trained for")
