@@ -100,7 +100,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -109,6 +108,7 @@ from agents.base import Agent
 from agents.scripted.greedy import GreedyAgent
 from agents.scripted.heuristic import HeuristicAgent
 from agents.scripted.random_agent import RandomAgent
+from agents.spec_options import parse_options, split_options
 from pcr_env.config import RulesConfig
 from pcr_env.seating import derive_seed, is_seat_agent, per_seat
 
@@ -176,48 +176,6 @@ def list_agents() -> dict[str, str]:
 
 def _valid_specs() -> str:
     return ", ".join(repr(pattern) for pattern in list_agents())
-
-
-# ------------------------------------------------------------------- options in a spec
-_INT = re.compile(r"[+-]?\d+")
-_FLOAT = re.compile(r"[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?")
-
-
-def _option_value(text: str) -> Any:
-    if _INT.fullmatch(text):
-        return int(text)
-    if _FLOAT.fullmatch(text):
-        return float(text)
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    return text
-
-
-def split_options(text: str, *, spec: str | None = None, example: str = "depth=3,style=aggressive") -> dict[str, str]:
-    """``"a=1,b=x:c=2"`` -> ``{"a": "1", "b": "x", "c": "2"}``: ``NAME=VALUE`` items separated by ``,`` or ``:``.
-
-    Values stay text (:func:`parse_options` converts them). A malformed item, a name
-    that is not an identifier or a name given twice raises ``ValueError`` (naming ``spec``).
-    """
-    where = f"agent spec {spec!r}: " if spec is not None else ""
-    options: dict[str, str] = {}
-    for item in text.replace(",", ":").split(":"):
-        if not item.strip():
-            continue
-        name, eq, value = item.partition("=")
-        name = name.strip()
-        if not eq or not name.isidentifier():
-            raise ValueError(f"{where}option {item!r} is not NAME=VALUE: write options as NAME=VALUE separated by "
-                             f"',' or ':', e.g. {example}")
-        if name in options:
-            raise ValueError(f"{where}option {name!r} is given twice")
-        options[name] = value.strip()
-    return options
-
-
-def parse_options(text: str, *, spec: str | None = None) -> dict[str, Any]:
-    """The options of a spec as keyword arguments: :func:`split_options`, each value an int, float, bool or text."""
-    return {name: _option_value(value) for name, value in split_options(text, spec=spec).items()}
 
 
 # ------------------------------------------------------------- kinds from elsewhere

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import SearchingAgent
-from agents.registry import split_options  # the one option syntax of specs
+from agents.spec_options import split_options  # the one option syntax of specs
 from pcr_env.actions import NUM_ACTIONS
 from pcr_env.config import RulesConfig
 
