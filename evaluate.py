@@ -198,7 +198,7 @@ def _exploit(args: argparse.Namespace) -> int:
                 print(f"stopped before the end of training: continue with python evaluate.py --resume {run_dir}")
                 return 1
         figures = exploit.report(run_dir, workers=args.workers, progress=not args.no_progress, deals=args.deals,
-                                 seed=args.seed)
+                                 seed=args.seed, overrides=tuple(args.set) if args.report else ())
     except ValueError as err:
         print(f"evaluate.py: error: {err}", file=sys.stderr)
         return 2

@@ -202,3 +202,41 @@ def test_a_cold_value_target_points_where_a_threshold_free_search_acts():
 def test_a_bad_search_temperature_is_a_value_error(temperature):
     with pytest.raises(ValueError, match="temperature"):
         SearchAgent(make_agent("heuristic", seed=0), RulesConfig(), temperature=temperature)
+
+
+class _Counting:
+    """An agent that plays ``inner`` and counts the rows it is asked for (an opponent model's view of a search)."""
+
+    def __init__(self, inner):
+        self.inner, self.rows = inner, 0
+
+    def act_batch(self, obs, masks):
+        self.rows += len(obs)
+        return self.inner.act_batch(obs, masks)
+
+    def reset(self, seed=None):
+        self.inner.reset(seed)
+
+    def get_state(self):
+        return self.inner.get_state()
+
+    def set_state(self, state):
+        self.inner.set_state(state)
+
+
+def test_an_opponent_model_plays_the_other_team_in_the_rollouts():
+    """``opponent``: the other team's seats play it in every rollout (a best response by search to a frozen agent).
+    The base itself as the opponent model changes nothing; another model changes the values."""
+    obs, _, _ = _decision(3, E.Phase.BID)
+    legal = np.flatnonzero(obs["action_mask"])
+
+    def values(opponent=None):
+        return SearchAgent(make_agent("greedy", seed=0), RulesConfig(), seed=5, worlds=4, opponent=opponent).rollout_values(obs, legal)
+
+    plain = values()
+    np.testing.assert_array_equal(values(make_agent("greedy", seed=0)), plain)
+    model = _Counting(make_agent("random", seed=1))
+    base_rows = _Counting(make_agent("greedy", seed=0))
+    modelled = SearchAgent(base_rows, RulesConfig(), seed=5, worlds=4, opponent=model).rollout_values(obs, legal)
+    assert not np.array_equal(modelled, plain)
+    assert 0.3 < model.rows / (model.rows + base_rows.rows) < 0.7  # about half the seats of every rollout

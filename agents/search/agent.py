@@ -7,6 +7,8 @@ At a decision with more than one legal action the agent
 2. plays every candidate action in every world, then lets the **base policy play every seat**
    to the end of the round, all ``candidates x worlds`` games in one batched engine
    (:meth:`pcr_env.vector.VectorEnv.set_games`, one ``act_batch`` call per step);
+   With an ``opponent`` model (an agent object) the other team's seats play that agent in the rollouts
+   instead: a best response by search to a known, frozen opponent (``evaluate.py --exploit``'s report);
 3. picks the candidate with the best mean **round score difference** of its team under the real
    scoring (R7 runs and R8 contracts: the batched engine's ``score_diff`` reward at the round's
    end). Every candidate is tried on the same worlds (common random numbers), so differences
@@ -49,8 +51,9 @@ class SearchAgent(SearchingAgent):
 
     def __init__(self, base: Agent, rules: RulesConfig | None = None, *, seed: int | None = None, worlds: int = 64,
                  pass_candidates: int = 3, phases: tuple[str, ...] = PHASE_NAMES,
-                 threshold: float = 1.0, temperature: float = 1.0, source: str = ""):
+                 threshold: float = 1.0, temperature: float = 1.0, source: str = "", opponent: Agent | None = None):
         self.base = base  # before BaseAgent.__init__, whose reset re-seeds the base too
+        self.opponent = opponent
         super().__init__(seed)
         if not (isinstance(worlds, int) and worlds >= 1):
             raise ValueError(f"search worlds={worlds!r} is not allowed: allowed an integer >= 1")
@@ -71,12 +74,17 @@ class SearchAgent(SearchingAgent):
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         self.base.reset(int(self.rng.integers(2**63)))
+        if self.opponent is not None:
+            self.opponent.reset(int(self.rng.integers(2**63)))
 
     def get_state(self) -> dict[str, Any]:
-        return {**super().get_state(), "base": self.base.get_state()}
+        state = {**super().get_state(), "base": self.base.get_state()}
+        return state if self.opponent is None else {**state, "opponent": self.opponent.get_state()}
 
     def set_state(self, state: dict[str, Any]) -> None:
         super().set_state(state)
+        if "opponent" in state and self.opponent is not None:
+            self.opponent.set_state(state["opponent"])
         if "base" in state:
             self.base.set_state(state["base"])
 
@@ -204,18 +212,30 @@ class SearchAgent(SearchingAgent):
         totals = np.zeros(n)
         done = np.zeros(n, bool)
         while True:
-            obs_b, masks_b, _, rewards, dones, _ = envs.step(actions)
+            obs_b, masks_b, seats, rewards, dones, _ = envs.step(actions)
             totals[~done] += rewards[~done, seat]
             done |= dones
             if done.all():
                 break
-            if not done.any():  # the usual case: every game ends on the same step (copying the rows would cost)
+            if not done.any() and self.opponent is None:  # the usual case: every game ends on the same step
                 actions = self.base.act_batch(obs_b, masks_b)
                 continue
             actions = masks_b.argmax(1).astype(np.int64)  # finished games restarted: any legal move will do
             live = np.flatnonzero(~done)
-            actions[live] = self.base.act_batch(obs_b[live], masks_b[live])
+            self._rollout_actions(actions, live, obs_b, masks_b, seats, seat)
         return totals.reshape(len(candidates), len(worlds))
+
+    def _rollout_actions(self, actions: np.ndarray, live: np.ndarray, obs: np.ndarray, masks: np.ndarray,
+                         seats: np.ndarray, seat: int) -> None:
+        """``actions[live]``: the base policy's, or with an ``opponent`` model the opponent's at the other team's
+        seats (the team of a seat is ``seat % 2``: partners sit opposite)."""
+        if self.opponent is None:
+            actions[live] = self.base.act_batch(obs[live], masks[live])
+            return
+        theirs = seats[live] % 2 != seat % 2
+        for rows, agent in ((live[~theirs], self.base), (live[theirs], self.opponent)):
+            if len(rows):
+                actions[rows] = agent.act_batch(obs[rows], masks[rows])
 
 
 __all__ = ["SearchAgent"]
