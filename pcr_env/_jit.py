@@ -1,7 +1,7 @@
 """Freshness stamps for numba's on-disk cache (``cache=True``): one per package, covering the packages it calls.
 
 numba judges a cached function stale from its own source file only, but compiled code calls across files and
-packages (``agents.ppo.card_net._features_kernel`` calls ``pcr_env.knowledge.row_knowledge``, which calls
+packages (``agents.ppo.card_features._features_kernel`` calls ``pcr_env.knowledge.row_knowledge``, which calls
 ``pcr_env.engine.pass_offset``), and a cached caller holds its callees' machine code. So:
 
 - :func:`stamp_package` stamps every compiled function of a package's files that say ``cache=True`` (found by

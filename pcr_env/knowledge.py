@@ -1,7 +1,7 @@
 """What one seat knows about the hidden cards, computed from its observation alone.
 
 The one place that turns a seat's observation into card knowledge: the heuristic's card play
-(:mod:`agents.scripted.heuristic`), the card-aware network's features (:mod:`agents.ppo.card_net`)
+(:mod:`agents.scripted.heuristic`), the card-aware network's features (:mod:`agents.ppo.card_features`)
 and the world sampler (:mod:`pcr_env.worlds`) all read it. Seats are relative, 0 being the observer.
 
 * ``hand``: in my hand.

@@ -1,5 +1,5 @@
-"""The card-aware actor (agents/card_net.py): its features against the heuristic's exact card knowledge,
-their dependence on the observation alone, and the network, checkpoint and trainer around it."""
+"""The card-aware actor (agents/ppo/card_net.py): its features (agents/ppo/card_features.py) against the heuristic's
+exact card knowledge, their dependence on the observation alone, and the network, checkpoint and trainer around it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from agents.ppo import ActorCritic, NetworkConfig, PPOAgent, make_checkpoint, read_checkpoint
-from agents.ppo.card_net import CardActor, CardFeatures, card_feature_names, row_feature_names, row_feature_size
+from agents.ppo.card_features import card_feature_names, row_feature_names, row_feature_size
+from agents.ppo.card_net import CardActor, CardFeatures
 from agents.ppo.checkpoint import build_model
 from agents.scripted.heuristic import PARAMS_4, PARAMS_6, HeuristicAgent, _Play
 from pcr_env.cards import beats
@@ -102,16 +103,16 @@ def test_card_features_match_the_heuristics_knowledge(players):
 
 @pytest.mark.parametrize("players", [4, 6])
 def test_named_feature_indices_are_the_positions_of_their_names(players):
-    import agents.ppo.card_net as card_net
+    import agents.ppo.card_features as features
 
     names = card_feature_names(players)
-    constants = {name: value for name, value in vars(card_net).items() if name.startswith("F_") and name != "F_MAY_HOLD"}
-    assert len(constants) == len(card_net._BASE_CARD_FEATURES)
+    constants = {name: value for name, value in vars(features).items() if name.startswith("F_") and name != "F_MAY_HOLD"}
+    assert len(constants) == len(features._BASE_CARD_FEATURES)
     for name, index in constants.items():
         assert names[index] == name[2:].lower()
     for k in range(1, players):
-        assert names[card_net.F_MAY_HOLD + k - 1] == f"may_hold_{k}"
-        assert names[card_net.F_MAY_HOLD + players - 1 + k - 1] == f"higher_may_{k}"
+        assert names[features.F_MAY_HOLD + k - 1] == f"may_hold_{k}"
+        assert names[features.F_MAY_HOLD + players - 1 + k - 1] == f"higher_may_{k}"
 
 
 def test_features_are_a_function_of_the_observation():
@@ -131,7 +132,7 @@ def test_features_are_a_function_of_the_observation():
 def test_card_inputs_are_zero_past_the_hand_and_the_same_on_every_call():
     """card_inputs writes every entry: slots past the hand hold card -1 and all-zero features, so a batched
     scorer over every slot reads finite numbers and a stored rollout holds no leftover memory."""
-    from agents.ppo.card_net import card_inputs, hand_slots
+    from agents.ppo.card_features import card_inputs, hand_slots
 
     obs = np.stack([o for o, _ in play_positions(4, games=3, seed=5)])
     g, s, f = row_feature_size(4), hand_slots(4), len(card_feature_names(4))
@@ -148,7 +149,7 @@ def test_card_inputs_are_zero_past_the_hand_and_the_same_on_every_call():
 def test_card_inputs_hold_the_full_features_of_the_held_cards(players):
     """card_inputs computes features for the cards in hand only: they equal card_features' (computed for all 52
     cards) at each held card, and its per-row features equal card_features' rows."""
-    from agents.ppo.card_net import card_features, card_inputs, hand_slots
+    from agents.ppo.card_features import card_features, card_inputs, hand_slots
 
     obs = np.stack([o for o, _ in play_positions(players, games=2, seed=11)])
     g, s, f = row_feature_size(players), hand_slots(players), len(card_feature_names(players))

@@ -33,7 +33,7 @@ def test_every_file_that_says_cache_true_is_stamped_with_its_packages_stamp():
     """Found by scanning, here and in pcr_env._jit: a new compiled file is stamped with no list to update."""
     files = _files("cache=True")
     names = {p.relative_to(ROOT).as_posix() for p in files}
-    assert {"pcr_env/engine.py", "pcr_env/knowledge.py", "pcr_env/worlds.py", "agents/ppo/card_net.py",
+    assert {"pcr_env/engine.py", "pcr_env/knowledge.py", "pcr_env/worlds.py", "agents/ppo/card_features.py",
             "agents/ppo/compiled_actor.py"} <= names
     assert {p: _jit.stamp_of(p) for p in files} == {p: _package_stamp(p) for p in files}
     assert _jit.PCR_ENV != agents._jit.STAMP  # agents' stamp also hashes its own files
@@ -69,26 +69,26 @@ def test_every_cached_function_gets_a_pcr_locator_and_its_packages_stamp():
             seen[f"{path.name}:{name}"] = locator.startswith("Pcr") and stamp == _package_stamp(path)
     assert all(seen.values()), sorted(k for k, ok in seen.items() if not ok)
     assert {"engine.py:apply_row", "knowledge.py:row_knowledge", "worlds.py:_sample_masks",
-            "card_net.py:_features_kernel", "compiled_actor.py:_mlp"} <= set(seen)
+            "card_features.py:_features_kernel", "compiled_actor.py:_mlp"} <= set(seen)
 
 
 _CALL_CARD_KERNEL = """
 import json, sys
 import numpy as np
-from agents.ppo import card_net
+from agents.ppo import card_features
 from pcr_env import knowledge
 from pcr_env.observation import observation_size
 
-assert card_net.__file__.startswith(sys.argv[1]) and knowledge.__file__.startswith(sys.argv[1]), card_net.__file__
-card_net.card_features(np.zeros((2, observation_size(4)), np.float32), 4)
+assert card_features.__file__.startswith(sys.argv[1]) and knowledge.__file__.startswith(sys.argv[1]), card_features.__file__
+card_features.card_features(np.zeros((2, observation_size(4)), np.float32), 4)
 print(json.dumps({name: [sum(fn.stats.cache_hits.values()), sum(fn.stats.cache_misses.values())]
-                  for name, fn in (("card_net", card_net._features_kernel), ("knowledge", knowledge.row_knowledge))}))
+                  for name, fn in (("card_features", card_features._features_kernel), ("knowledge", knowledge.row_knowledge))}))
 """
 
 
 @pytest.mark.skipif(JIT_DISABLED, reason="NUMBA_DISABLE_JIT: nothing is compiled or cached")
 def test_editing_a_pcr_env_callee_recompiles_the_cached_agents_kernel_that_calls_it(tmp_path):
-    """A copy of both packages with its own cache: card_net's feature kernel (which calls knowledge.row_knowledge,
+    """A copy of both packages with its own cache: card_features' kernel (which calls knowledge.row_knowledge,
     which calls engine.pass_offset) loads from the cache until engine.py changes, then compiles again; a file
     without compiled code changes nothing."""
     src = tmp_path / "src"
@@ -103,12 +103,12 @@ def test_editing_a_pcr_env_callee_recompiles_the_cached_agents_kernel_that_calls
         assert out.returncode == 0, out.stderr[-3000:]
         return json.loads(out.stdout.strip().splitlines()[-1])
 
-    assert run() == {"card_net": [0, 1], "knowledge": [0, 1]}  # compiled and saved
+    assert run() == {"card_features": [0, 1], "knowledge": [0, 1]}  # compiled and saved
     # Loaded, with its callees' machine code inside: row_knowledge is not even looked up (hence the stamp).
-    assert run() == {"card_net": [1, 0], "knowledge": [0, 0]}
+    assert run() == {"card_features": [1, 0], "knowledge": [0, 0]}
     with open(src / "pcr_env" / "render.py", "a") as f:
         f.write("\n# no compiled code in this file\n")
-    assert run() == {"card_net": [1, 0], "knowledge": [0, 0]}
+    assert run() == {"card_features": [1, 0], "knowledge": [0, 0]}
     with open(src / "pcr_env" / "engine.py", "a") as f:
         f.write("\n# pass_offset and the rest, edited\n")
-    assert run() == {"card_net": [0, 1], "knowledge": [0, 1]}  # stale: compiled again, though neither file changed
+    assert run() == {"card_features": [0, 1], "knowledge": [0, 1]}  # stale: compiled again, though neither file changed

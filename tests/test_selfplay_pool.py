@@ -129,7 +129,8 @@ def test_card_aware_snapshots_act_in_one_pass_as_each_snapshot_would(greedy):
 
 
 def test_stacked_card_actors_compute_each_actors_logits():
-    from agents.ppo.card_net import StackedCardActors, card_inputs
+    from agents.ppo.card_features import card_inputs
+    from agents.ppo.card_net import StackedCardActors
 
     obs, _ = positions()
     actors = [a.model.actor for a in card_snapshots(2)]
@@ -147,7 +148,8 @@ def test_stacked_card_actors_compute_each_actors_logits():
 def test_stacked_card_actors_ignore_whatever_lies_past_the_hand(dtype):
     """Slots past the hand are scored and dropped: NaNs packed there (a caller's leftover memory) change nothing,
     in bfloat16 too, where a NaN in one row of a matmul can reach other rows."""
-    from agents.ppo.card_net import StackedCardActors, card_feature_names, card_inputs, hand_slots, row_feature_size
+    from agents.ppo.card_features import card_feature_names, card_inputs, hand_slots, row_feature_size
+    from agents.ppo.card_net import StackedCardActors
 
     obs, _ = positions()
     actors = [a.model.actor for a in card_snapshots(2)]

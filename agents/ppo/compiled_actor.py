@@ -27,7 +27,8 @@ import torch.nn as nn
 from numba import njit, types
 from numba.typed import List
 
-from agents.ppo.card_net import CardActor, card_inputs
+from agents.ppo.card_features import card_inputs
+from agents.ppo.card_net import CardActor
 from agents.ppo.network import MASKED_LOGIT
 
 _ACTIVATIONS = {nn.ReLU: 1, nn.Tanh: 2}  # the kernels' codes for the hidden layers' activation

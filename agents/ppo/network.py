@@ -27,7 +27,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from agents.ppo.card_net import CardActor, card_inputs
+from agents.ppo.card_features import card_inputs
+from agents.ppo.card_net import CardActor
 from agents.ppo.sparse_linear import SparseInputLinear, SparseRows
 from pcr_env.actions import NUM_ACTIONS
 from pcr_env.observation import players_for_size
@@ -102,13 +103,13 @@ class ActorCritic(nn.Module):
         else:
             self.actor = mlp(obs_dim, self.config.hidden_sizes, num_actions, self.config.activation, 0.01)
         self.critic = mlp(self.critic_dim, self.config.critic_hidden_sizes, 1, self.config.activation, 1.0)
-        # Width of the card actor's precomputed inputs (agents.ppo.card_net.card_inputs; 0 for a plain actor).
+        # Width of the card actor's precomputed inputs (agents.ppo.card_features.card_inputs; 0 for a plain actor).
         self.card_input_size = self.actor.input_size if self.config.card_head else 0
 
     def rollout_inputs(self, inputs: np.ndarray, obs: np.ndarray) -> np.ndarray:
         """The rows a trainer stores and feeds this network: ``inputs`` (the observation, or the full state whose
         first ``obs_dim`` entries are the observation), then a card actor's inputs of ``obs``
-        (:func:`agents.ppo.card_net.card_inputs`, computed once per decision, not per forward pass)."""
+        (:func:`agents.ppo.card_features.card_inputs`, computed once per decision, not per forward pass)."""
         if not self.config.card_head:
             return inputs
         return np.concatenate([inputs, card_inputs(obs, self.actor.players)], 1)

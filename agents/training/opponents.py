@@ -38,7 +38,8 @@ from torch import nn
 
 from agents import make_agent
 from agents.ppo.agent import PPOAgent
-from agents.ppo.card_net import StackedCardActors, card_inputs
+from agents.ppo.card_features import card_inputs
+from agents.ppo.card_net import StackedCardActors
 from agents.ppo.checkpoint import make_checkpoint
 from agents.ppo.network import MASKED_LOGIT, ActorCritic, log_probs, sample_actions
 from agents.training.config import SelfPlayConfig

@@ -49,7 +49,7 @@ TRAINING_PARTS = (
     # (label, the functions whose cumulative time inside the profiled run it is: (file suffix, function name))
     ("engine step + next observations (numba step_all)", [("run_state.py", "step")]),
     ("full state for the central critic", [("vector.py", "state")]),
-    ("card features (card_inputs)", [("card_net.py", "card_inputs")]),
+    ("card features (card_inputs)", [("card_features.py", "card_inputs")]),
     ("learner forward + sampling (rollout)", [("compute.py", "network_actions")]),
     ("opponents' moves (heuristic, snapshots)", [("opponents.py", "act")]),
     ("rollout storage (add, credit, end)", [("rollout.py", "add"), ("rollout.py", "credit"), ("rollout.py", "end")]),
