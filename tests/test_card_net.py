@@ -129,17 +129,37 @@ def test_features_are_a_function_of_the_observation():
     assert torch.isfinite(cards).all() and (cards >= 0).all() and (cards <= 1).all()
 
 
+@pytest.mark.parametrize("players", [4, 6])
+def test_the_card_inputs_layout_tiles_the_packed_rows(players):
+    """CardInputs names [rows | slot_cards | slot_features]: adjacent parts of the sizes of the feature lists and
+    the hand, as wide as card_inputs' rows; split gives views (writing to them writes the packed rows)."""
+    from agents.ppo.card_features import CardInputs, card_inputs, hand_slots
+
+    layout = CardInputs(players)
+    parts = (layout.rows, layout.slot_cards, layout.slot_features)
+    assert [p.start for p in parts] == [0, layout.rows.stop, layout.slot_cards.stop] and parts[-1].stop == layout.size
+    slots, f = hand_slots(players), len(card_feature_names(players))
+    assert [p.stop - p.start for p in parts] == [row_feature_size(players), slots, slots * f]
+    assert (layout.num_row_features, layout.slots, layout.num_card_features) == (row_feature_size(players), slots, f)
+    packed = card_inputs(np.stack([o for o, _ in play_positions(players, games=1, seed=2)]), players)
+    assert packed.shape[1] == layout.size and layout == CardInputs(players)
+    for part in layout.split(packed):
+        assert np.shares_memory(part, packed)
+    split = layout.split(torch.from_numpy(packed)[None])
+    assert [tuple(p.shape) for p in split] == [(1, len(packed), layout.num_row_features), (1, len(packed), slots),
+                                                 (1, len(packed), slots, f)]
+
+
 def test_card_inputs_are_zero_past_the_hand_and_the_same_on_every_call():
     """card_inputs writes every entry: slots past the hand hold card -1 and all-zero features, so a batched
     scorer over every slot reads finite numbers and a stored rollout holds no leftover memory."""
-    from agents.ppo.card_features import card_inputs, hand_slots
+    from agents.ppo.card_features import CardInputs, card_inputs
 
     obs = np.stack([o for o, _ in play_positions(4, games=3, seed=5)])
-    g, s, f = row_feature_size(4), hand_slots(4), len(card_feature_names(4))
     for _ in range(3):  # fresh allocations each time: np.empty would hand back other arrays' leftovers
         np.full((len(obs), 4096), np.nan, np.float32)  # leave NaNs in freed memory
         packed = card_inputs(obs, 4)
-        slot_cards, features = packed[:, g:g + s], packed[:, g + s:].reshape(len(obs), s, f)
+        _, slot_cards, features = CardInputs(4).split(packed)
         assert np.isfinite(packed).all()
         assert (slot_cards < 0).any() and (features[slot_cards < 0] == 0).all()
         assert np.array_equal(packed, card_inputs(obs, 4))
@@ -149,17 +169,16 @@ def test_card_inputs_are_zero_past_the_hand_and_the_same_on_every_call():
 def test_card_inputs_hold_the_full_features_of_the_held_cards(players):
     """card_inputs computes features for the cards in hand only: they equal card_features' (computed for all 52
     cards) at each held card, and its per-row features equal card_features' rows."""
-    from agents.ppo.card_features import card_features, card_inputs, hand_slots
+    from agents.ppo.card_features import CardInputs, card_features, card_inputs
 
     obs = np.stack([o for o, _ in play_positions(players, games=2, seed=11)])
-    g, s, f = row_feature_size(players), hand_slots(players), len(card_feature_names(players))
     packed = card_inputs(obs, players)
     cards, rows = card_features(obs, players)
-    assert np.array_equal(packed[:, :g], rows)
-    slot_cards, features = packed[:, g:g + s].astype(int), packed[:, g + s:].reshape(len(obs), s, f)
+    packed_rows, slot_cards, features = CardInputs(players).split(packed)
+    assert np.array_equal(packed_rows, rows)
     held = 0
     for b in range(len(obs)):
-        for j, card in enumerate(slot_cards[b]):
+        for j, card in enumerate(slot_cards[b].astype(int)):
             if card >= 0:
                 assert np.array_equal(features[b, j], cards[b, :, card]), (b, card)
                 held += 1

@@ -148,15 +148,16 @@ def test_stacked_card_actors_compute_each_actors_logits():
 def test_stacked_card_actors_ignore_whatever_lies_past_the_hand(dtype):
     """Slots past the hand are scored and dropped: NaNs packed there (a caller's leftover memory) change nothing,
     in bfloat16 too, where a NaN in one row of a matmul can reach other rows."""
-    from agents.ppo.card_features import card_feature_names, card_inputs, hand_slots, row_feature_size
+    from agents.ppo.card_features import CardInputs, card_inputs
     from agents.ppo.card_net import StackedCardActors
 
     obs, _ = positions()
     actors = [a.model.actor for a in card_snapshots(2)]
     packed = card_inputs(obs, 4)
-    g, s, f = row_feature_size(4), hand_slots(4), len(card_feature_names(4))
     dirty = packed.copy()
-    dirty[:, g + s:].reshape(len(obs), s, f)[dirty[:, g:g + s] < 0] = np.nan
+    _, slot_cards, features = CardInputs(4).split(dirty)
+    features[slot_cards < 0] = np.nan
+    assert np.isnan(dirty).any()
     x = torch.from_numpy(obs)
     stacked = StackedCardActors(actors, dtype)
     clean_out = stacked(torch.stack([x, x]), torch.from_numpy(np.stack([packed, packed])))

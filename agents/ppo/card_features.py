@@ -52,7 +52,9 @@ opponents still to play, the rank of the card led, cards left in hand, my trumps
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -409,25 +411,63 @@ def hand_slots(players: int) -> int:
     return rules.hand_size + rules.kitty_size
 
 
-@lru_cache(maxsize=None)
-def card_input_size(players: int) -> int:
-    """Width of :func:`card_inputs`' rows."""
-    return row_feature_size(players) + hand_slots(players) * (1 + len(card_feature_names(players)))
+@dataclass(frozen=True)
+class CardInputs:
+    """Where :func:`card_inputs` packs each part of a row, named once (as :func:`pcr_env.observation.observation_layout`
+    names the observation): ``[rows | slot_cards | slot_features]``, the per-row features, the cards in hand in card
+    order (-1 past the hand), then each hand slot's per-card features, slot after slot. Readers take the parts from
+    :meth:`split`, not from offsets.
+
+    >>> layout = CardInputs(4)
+    >>> layout.rows, layout.slot_cards, layout.slot_features, layout.size
+    (slice(0, 39, None), slice(39, 52, None), slice(52, 455, None), 455)
+    >>> [tuple(part.shape) for part in layout.split(np.zeros((2, 5, layout.size)))]
+    [(2, 5, 39), (2, 5, 13), (2, 5, 13, 31)]
+    """
+
+    players: int
+    num_row_features: int = field(init=False, repr=False, compare=False)
+    """The per-row features (:func:`row_feature_names`)."""
+    slots: int = field(init=False, repr=False, compare=False)
+    """The most cards a hand holds (:func:`hand_slots`)."""
+    num_card_features: int = field(init=False, repr=False, compare=False)
+    """The features of each held card (:func:`card_feature_names`)."""
+    rows: slice = field(init=False, repr=False, compare=False)
+    slot_cards: slice = field(init=False, repr=False, compare=False)
+    slot_features: slice = field(init=False, repr=False, compare=False)
+    """``slots`` blocks of ``num_card_features``, the slots in order."""
+    size: int = field(init=False, repr=False, compare=False)
+    """The width of a packed row."""
+
+    def __post_init__(self) -> None:
+        g, s, f = row_feature_size(self.players), hand_slots(self.players), len(card_feature_names(self.players))
+        parts = {"num_row_features": g, "slots": s, "num_card_features": f, "rows": slice(0, g),
+                 "slot_cards": slice(g, g + s), "slot_features": slice(g + s, g + s + s * f), "size": g + s + s * f}
+        for name, value in parts.items():
+            object.__setattr__(self, name, value)
+
+    def split(self, packed: Any) -> tuple[Any, Any, Any]:
+        """Views ``(rows [..., G], slot_cards [..., S], slot_features [..., S, F])`` of packed rows ``[..., size]``
+        (a numpy array or a torch tensor)."""
+        lead = tuple(packed.shape[:-1])
+        return (packed[..., self.rows], packed[..., self.slot_cards],
+                packed[..., self.slot_features].reshape(*lead, self.slots, self.num_card_features))
+
+
+_layout = lru_cache(maxsize=None)(CardInputs)  # per call of card_inputs, one decision at a time: built once
 
 
 def card_inputs(obs: np.ndarray, players: int) -> np.ndarray:
-    """What a card actor reads besides the observation, packed per row (float32 ``[B, card_input_size]``):
+    """What a card actor reads besides the observation, packed per row (float32 ``[B, CardInputs(players).size]``):
     the per-row features, then the cards in hand in card order (-1 past the hand), then each held card's
-    per-card features. Computed once per decision on the rollout path and stored beside the observation, so
-    the update epochs do not recompute it."""
+    per-card features (:class:`CardInputs`). Computed once per decision on the rollout path and stored beside the
+    observation, so the update epochs do not recompute it."""
     obs = _checked(obs, players)
-    g, s = row_feature_size(players), hand_slots(players)
-    f = (card_input_size(players) - g) // s - 1
+    layout = _layout(players)
     # Zeros, not np.empty: the kernel leaves the features past the hand unwritten, and a batched scorer that runs over
     # every slot (StackedCardActors) must read finite numbers there (bfloat16 matmuls spread a NaN to other rows).
-    packed = np.zeros((len(obs), card_input_size(players)), np.float32)
-    _run_kernel(obs, players, np.empty((1, f, NUM_CARDS), np.float32), packed[:, :g], packed[:, g:g + s],
-                packed[:, g + s:].reshape(len(obs), s, f))
+    packed = np.zeros((len(obs), layout.size), np.float32)
+    _run_kernel(obs, players, np.empty((1, layout.num_card_features, NUM_CARDS), np.float32), *layout.split(packed))
     return packed
 
 
@@ -442,5 +482,5 @@ def card_features(obs: np.ndarray, players: int) -> tuple[np.ndarray, np.ndarray
     return cards, rows
 
 
-__all__ = ["card_features", "card_inputs", "card_input_size", "hand_slots", "card_feature_names", "row_feature_names",
+__all__ = ["CardInputs", "card_features", "card_inputs", "hand_slots", "card_feature_names", "row_feature_names",
            "row_feature_size"]

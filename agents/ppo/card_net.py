@@ -25,7 +25,7 @@ import math
 import torch
 import torch.nn as nn
 
-from agents.ppo.card_features import card_feature_names, card_features, card_input_size, card_inputs, hand_slots, row_feature_size
+from agents.ppo.card_features import CardInputs, card_feature_names, card_features, card_inputs, row_feature_size
 from agents.ppo.shapes import padded_size
 from agents.ppo.sparse_linear import SparseInputLinear
 from pcr_env.cards import NUM_CARDS
@@ -68,16 +68,16 @@ class CardActor(nn.Module):
     layers, reading the card's features and a ``card_width`` projection of the trunk's last hidden layer). A card
     action is only ever legal for a card in hand (pass, discard, play), so the scorer runs over the held cards
     alone; given the legal-action ``mask``, over the legal ones alone (the other logits are masked anyway, so the
-    masked logits are the same). ``packed`` is :func:`card_inputs` of ``obs`` (computed here when not given).
+    masked logits are the same). ``packed`` is :func:`card_inputs` of ``obs`` (computed here when not given), laid
+    out as :attr:`inputs` says.
     """
 
     def __init__(self, obs_dim: int, players: int, hidden_sizes: tuple[int, ...], num_actions: int,
                  activation: str = "relu", card_width: int = 64):
         super().__init__()
         self.players = players
-        self.max_hand = hand_slots(players)
         self.features = CardFeatures(players)
-        self.input_size = card_input_size(players)
+        self.inputs = CardInputs(players)
         act = {"relu": nn.ReLU, "tanh": nn.Tanh}[activation]
         layers: list[nn.Module] = []
         width = obs_dim + self.features.num_row_features
@@ -116,8 +116,7 @@ class CardActor(nn.Module):
     def forward(self, obs: torch.Tensor, packed: torch.Tensor | None = None, mask: torch.Tensor | None = None) -> torch.Tensor:
         if packed is None:
             packed = torch.from_numpy(card_inputs(obs.detach().float().cpu().numpy(), self.players)).to(obs.device)
-        g, s = self.features.num_row_features, self.max_hand
-        rows, slot_cards = packed[:, :g], packed[:, g:g + s]
+        rows, slot_cards, slot_features = self.inputs.split(packed)
         h = self.trunk(torch.cat([obs, rows.to(obs.dtype)], 1))
         logits = self.head(h)
         # The held cards of all rows as one list: (row, slot) pairs, then their card and features.
@@ -132,7 +131,7 @@ class CardActor(nn.Module):
         pads = obs.device.type == "cpu" and torch.is_autocast_enabled("cpu")
         pad = r.new_zeros(padded_size(m) - m if pads else 0)
         rp, jp = torch.cat([r, pad]), torch.cat([j, pad])
-        features = packed[:, g + s:].reshape(len(packed), s, self.features.num_card_features)[rp, jp]
+        features = slot_features[rp, jp]
         u = self.act(self.card_in(features) + self.context(h)[rp])
         score = self.card_out(self.act(self.card_hidden(u))).squeeze(-1)[:m]
         # Card c's action is action c (pass, discard, play: pcr_env.actions), the first NUM_CARDS of every row.
@@ -155,9 +154,7 @@ class StackedCardActors:
         if not self.fits(actors):
             raise ValueError("StackedCardActors: the actors must be CardActors of one shape")
         first = actors[0]
-        self.players, self.dtype = first.players, dtype
-        self.num_row_features, self.max_hand = first.features.num_row_features, first.max_hand
-        self.num_card_features = first.features.num_card_features
+        self.players, self.inputs, self.dtype = first.players, first.inputs, dtype
         self.activation = torch.relu if isinstance(first.act, nn.ReLU) else torch.tanh
         trunks = [[m for m in actor.trunk if isinstance(m, nn.Linear)] for actor in actors]
         self.trunk = [_stacked_linear([trunk[i] for trunk in trunks], dtype) for i in range(len(trunks[0]))]
@@ -182,19 +179,19 @@ class StackedCardActors:
     @torch.no_grad()
     def __call__(self, obs: torch.Tensor, packed: torch.Tensor) -> torch.Tensor:
         """Logits ``[n, W, A]`` (float32, unmasked) of observation blocks ``obs [n, W, obs_dim]`` and their
-        :func:`card_inputs` ``packed [n, W, card_input_size]`` (float32)."""
-        g, s, f = self.num_row_features, self.max_hand, self.num_card_features
+        :func:`card_inputs` ``packed [n, W, CardInputs.size]`` (float32)."""
+        rows, slot_cards, slot_features = self.inputs.split(packed)
+        s, f = self.inputs.slots, self.inputs.num_card_features
         n, width = obs.shape[:2]
-        h = torch.cat([obs, packed[..., :g]], -1).to(self.dtype)
+        h = torch.cat([obs, rows], -1).to(self.dtype)
         for weight, bias in self.trunk:
             h = self.activation(torch.baddbmm(bias, h, weight))
         logits = torch.baddbmm(self.head[1], h, self.head[0]).float()
         context = torch.baddbmm(self.context[1], h, self.context[0]).repeat_interleave(s, dim=1)
-        slot_cards = packed[..., g:g + s]
         held = (slot_cards >= 0).reshape(n, width * s, 1)
         # Slots past the hand are scored too, then dropped: their features are zeroed so they stay finite whatever
         # the caller packed there (a NaN in one row of a bfloat16 matmul can reach other rows).
-        features = packed[..., g + s:].reshape(n, width * s, f).masked_fill(~held, 0.0).to(self.dtype)
+        features = slot_features.reshape(n, width * s, f).masked_fill(~held, 0.0).to(self.dtype)
         u = self.activation(torch.baddbmm(self.card_in[1], features, self.card_in[0]) + context)
         u = self.activation(torch.baddbmm(self.card_hidden[1], u, self.card_hidden[0]))
         score = torch.baddbmm(self.card_out[1], u, self.card_out[0]).float().view(n, width, s)

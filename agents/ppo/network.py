@@ -104,7 +104,7 @@ class ActorCritic(nn.Module):
             self.actor = mlp(obs_dim, self.config.hidden_sizes, num_actions, self.config.activation, 0.01)
         self.critic = mlp(self.critic_dim, self.config.critic_hidden_sizes, 1, self.config.activation, 1.0)
         # Width of the card actor's precomputed inputs (agents.ppo.card_features.card_inputs; 0 for a plain actor).
-        self.card_input_size = self.actor.input_size if self.config.card_head else 0
+        self.card_input_size = self.actor.inputs.size if self.config.card_head else 0
 
     def rollout_inputs(self, inputs: np.ndarray, obs: np.ndarray) -> np.ndarray:
         """The rows a trainer stores and feeds this network: ``inputs`` (the observation, or the full state whose
