@@ -11,7 +11,10 @@ import torch
 import torch.nn as nn
 
 from agents.ppo import ActorCritic, NetworkConfig, PPOAgent, load_ppo_agent, read_checkpoint
+from agents.ppo.activations import ACTIVATIONS
+from agents.ppo.card_net import StackedCardActors
 from agents.ppo.compiled_actor import MASKED_LOGIT, CompiledActor
+from agents.training.opponents import OpponentPool
 from pcr_env import pass_cut_run_v0
 from pcr_env.config import RulesConfig
 from pcr_env.vector import VectorEnv
@@ -41,7 +44,7 @@ def _network(card_head: bool, activation: str) -> ActorCritic:
 
 
 @pytest.mark.parametrize("card_head", [False, True], ids=["plain", "card"])
-@pytest.mark.parametrize("activation", ["relu", "tanh"])
+@pytest.mark.parametrize("activation", list(ACTIVATIONS))
 def test_the_logits_are_the_torch_modules_one_row_at_a_time_and_in_batches(card_head, activation):
     net = _network(card_head, activation)
     obs, legal = _positions()
@@ -54,6 +57,26 @@ def test_the_logits_are_the_torch_modules_one_row_at_a_time_and_in_batches(card_
         assert np.all(got[~mask] == MASKED_LOGIT)
         np.testing.assert_allclose(got[mask], want[mask], rtol=1e-5, atol=2e-5)
         assert (np.abs(got[mask]) > 0.1).mean() > 0.5  # the logits are not all near zero: the comparison means something
+
+
+def test_one_activation_table_serves_every_executor():
+    """NetworkConfig's choices are the table's names; the networks are built with each row's module, the stacked
+    pool (card actors and plain MLPs) applies its function and the compiled actor its code."""
+    from typing import get_args, get_type_hints
+
+    assert get_args(get_type_hints(NetworkConfig)["activation"]) == tuple(ACTIVATIONS)
+    with pytest.raises(ValueError, match="'relu' or 'tanh'"):
+        NetworkConfig(activation="gelu")
+    for name, activation in ACTIVATIONS.items():
+        plain, card = _network(False, name), _network(True, name)
+        assert {type(m) for m in plain.actor if not isinstance(m, nn.Linear)} == {activation.module}
+        assert {type(m) for m in card.actor.trunk if not isinstance(m, nn.Linear)} == {type(card.actor.act)}
+        assert type(card.actor.act) is activation.module
+        assert StackedCardActors([card.actor]).activation is activation.function
+        pool = OpponentPool(1, 2.0)
+        pool.add(PPOAgent(plain, RulesConfig(), seed=0), 0)
+        assert [layer[2] for layer in pool._stacked()] == [activation.function, activation.function, None]
+        assert CompiledActor(plain.actor).activation == CompiledActor(card.actor).activation == activation.code
 
 
 def test_the_agent_acts_as_its_torch_path_and_follows_in_place_weight_changes():

@@ -25,6 +25,7 @@ import math
 import torch
 import torch.nn as nn
 
+from agents.ppo.activations import ACTIVATIONS, activation_of
 from agents.ppo.card_features import CardInputs, card_feature_names, card_features, card_inputs, row_feature_size
 from agents.ppo.shapes import padded_size
 from agents.ppo.sparse_linear import SparseInputLinear
@@ -78,7 +79,7 @@ class CardActor(nn.Module):
         self.players = players
         self.features = CardFeatures(players)
         self.inputs = CardInputs(players)
-        act = {"relu": nn.ReLU, "tanh": nn.Tanh}[activation]
+        act = ACTIVATIONS[activation].module
         layers: list[nn.Module] = []
         width = obs_dim + self.features.num_row_features
         for i, h in enumerate(hidden_sizes):
@@ -155,7 +156,7 @@ class StackedCardActors:
             raise ValueError("StackedCardActors: the actors must be CardActors of one shape")
         first = actors[0]
         self.players, self.inputs, self.dtype = first.players, first.inputs, dtype
-        self.activation = torch.relu if isinstance(first.act, nn.ReLU) else torch.tanh
+        self.activation = activation_of(first.act).function
         trunks = [[m for m in actor.trunk if isinstance(m, nn.Linear)] for actor in actors]
         self.trunk = [_stacked_linear([trunk[i] for trunk in trunks], dtype) for i in range(len(trunks[0]))]
         self.head, self.context, self.card_in, self.card_hidden, self.card_out = (
@@ -164,8 +165,9 @@ class StackedCardActors:
 
     @staticmethod
     def fits(actors: list[nn.Module]) -> bool:
-        """Whether ``actors`` are all :class:`CardActor` with the same parameter shapes and activation."""
-        if not actors or not all(isinstance(a, CardActor) for a in actors):
+        """Whether ``actors`` are all :class:`CardActor` with the same parameter shapes and activation (one of
+        :data:`agents.ppo.activations.ACTIVATIONS`)."""
+        if not actors or not all(isinstance(a, CardActor) for a in actors) or activation_of(actors[0].act) is None:
             return False
 
         def shape(actor: nn.Module) -> list[tuple[str, tuple[int, ...]]]:

@@ -27,11 +27,10 @@ import torch.nn as nn
 from numba import njit, types
 from numba.typed import List
 
+from agents.ppo.activations import Activation, activation_of
 from agents.ppo.card_features import card_inputs
 from agents.ppo.card_net import CardActor
 from agents.ppo.network import MASKED_LOGIT
-
-_ACTIVATIONS = {nn.ReLU: 1, nn.Tanh: 2}  # the kernels' codes for the hidden layers' activation
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -43,7 +42,7 @@ def _axpy(a, x, y):
 
 @njit(cache=True, nogil=True, inline="always")
 def _activate(u, activation):
-    """ReLU (1) or tanh (2) in place."""
+    """ReLU (code 1) or tanh (code 2: the codes of :data:`agents.ppo.activations.ACTIVATIONS`) in place."""
     if activation == 1:
         for i in range(u.shape[0]):
             if u[i] < 0.0:
@@ -140,11 +139,11 @@ def _typed_list(arrays: list[np.ndarray], ndim: int) -> List:
     return out
 
 
-def _layers(trunk: nn.Sequential) -> tuple[list[nn.Linear], type | None]:
-    """The linear layers of an MLP and its one activation type (None when it has none, or several)."""
+def _layers(trunk: nn.Sequential) -> tuple[list[nn.Linear], Activation | None]:
+    """The linear layers of an MLP and its one activation (None when it has none, several, or one not in the table)."""
     linears = [m for m in trunk if isinstance(m, nn.Linear)]
-    acts = {type(m) for m in trunk if not isinstance(m, nn.Linear)}
-    return linears, (acts.pop() if len(acts) == 1 and next(iter(acts)) in _ACTIVATIONS else None)
+    acts = {activation_of(m) for m in trunk if not isinstance(m, nn.Linear)}
+    return linears, (acts.pop() if len(acts) == 1 else None)
 
 
 class CompiledActor:
@@ -153,12 +152,12 @@ class CompiledActor:
     def __init__(self, actor: nn.Module):
         if not self.fits(actor):
             raise ValueError(f"CompiledActor: cannot compile {type(actor).__name__} (an MLP of Linear layers, each but "
-                             "the last followed by one kind of activation, ReLU or Tanh, or a CardActor)")
+                             "the last followed by one kind of activation of agents.ppo.activations, or a CardActor)")
         self._parameters = list(actor.parameters())
         self._versions = self._read_versions()
         self.card = isinstance(actor, CardActor)
         linears, activation = _layers(actor.trunk if self.card else actor)
-        self.activation = _ACTIVATIONS[activation]
+        self.activation = activation.code
         if self.card:
             self.players, self.inputs = actor.players, actor.inputs
             hidden = linears[1:]
@@ -177,7 +176,8 @@ class CompiledActor:
     @staticmethod
     def fits(actor: nn.Module) -> bool:
         """Whether ``actor`` is a CPU float32 MLP (Linear layers, each but the last followed by the same activation,
-        ReLU or Tanh) or a :class:`CardActor` (whose trunk is such an MLP without the last layer, same activation)."""
+        one of :data:`agents.ppo.activations.ACTIVATIONS`) or a :class:`CardActor` (whose trunk is such an MLP
+        without the last layer, same activation)."""
         if any(p.device.type != "cpu" or p.dtype != torch.float32 for p in actor.parameters()):
             return False
         card = isinstance(actor, CardActor)
@@ -185,12 +185,12 @@ class CompiledActor:
         if not isinstance(trunk, nn.Sequential):
             return False
         linears, activation = _layers(trunk)
-        modules = list(trunk)
-        pattern = [nn.Linear, activation] * len(linears) if card else [nn.Linear, activation] * (len(linears) - 1) + [nn.Linear]
-        kinds = [nn.Linear if isinstance(m, nn.Linear) else type(m) for m in modules]  # SparseInputLinear is a Linear
-        if activation is None or len(linears) < (1 if card else 2) or kinds != pattern:
+        if activation is None or len(linears) < (1 if card else 2):
             return False
-        return not card or type(actor.act) is activation
+        step = [nn.Linear, activation.module]
+        pattern = step * len(linears) if card else step * (len(linears) - 1) + [nn.Linear]
+        kinds = [nn.Linear if isinstance(m, nn.Linear) else type(m) for m in trunk]  # SparseInputLinear is a Linear
+        return kinds == pattern and (not card or activation_of(actor.act) is activation)
 
     def _read_versions(self) -> tuple[int, ...]:
         return tuple(p._version for p in self._parameters)

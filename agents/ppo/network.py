@@ -27,6 +27,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+from agents.ppo.activations import ACTIVATIONS
 from agents.ppo.card_features import card_inputs
 from agents.ppo.card_net import CardActor
 from agents.ppo.sparse_linear import SparseInputLinear, SparseRows
@@ -45,7 +46,7 @@ class NetworkConfig:
     critic_hidden_sizes: tuple[int, ...] = (256, 256)
     """Widths of the critic's hidden layers (critic input -> ... -> 1 value)."""
     activation: Literal["relu", "tanh"] = "relu"
-    """Hidden-layer nonlinearity."""
+    """Hidden-layer nonlinearity (a name in :data:`agents.ppo.activations.ACTIVATIONS`)."""
     central_critic: bool = True
     """The critic reads the full state (every hand; ``VectorEnv.state()``) instead of the
     acting seat's observation. Only the actor is used to play, so no hidden information
@@ -63,8 +64,9 @@ class NetworkConfig:
             sizes = getattr(self, name)
             if not (len(sizes) >= 1 and all(isinstance(s, int) and s >= 1 for s in sizes)):
                 raise ValueError(f"network.{name} = {sizes!r} is not allowed: a non-empty list of positive integers")
-        if self.activation not in ("relu", "tanh"):
-            raise ValueError(f"network.activation = {self.activation!r} is not allowed: 'relu' or 'tanh'")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"network.activation = {self.activation!r} is not allowed: "
+                             + " or ".join(repr(name) for name in ACTIVATIONS))
         if not (isinstance(self.card_width, int) and self.card_width >= 1):
             raise ValueError(f"network.card_width = {self.card_width!r} is not allowed: a positive integer")
 
@@ -78,7 +80,7 @@ def layer_init(layer: nn.Linear, std: float = math.sqrt(2), bias_const: float = 
 
 def mlp(in_dim: int, hidden: tuple[int, ...], out_dim: int, activation: str, out_std: float) -> nn.Sequential:
     """The layers of an actor or critic; the first reads the (mostly zero) encoding, so it is sparse-aware."""
-    act = {"relu": nn.ReLU, "tanh": nn.Tanh}[activation]
+    act = ACTIVATIONS[activation].module
     layers: list[nn.Module] = []
     for i, width in enumerate(hidden):
         linear = SparseInputLinear if i == 0 else nn.Linear

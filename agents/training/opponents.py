@@ -37,6 +37,7 @@ import torch
 from torch import nn
 
 from agents import make_agent
+from agents.ppo.activations import activation_of
 from agents.ppo.agent import PPOAgent
 from agents.ppo.card_features import card_inputs
 from agents.ppo.card_net import StackedCardActors
@@ -151,18 +152,17 @@ class OpponentPool:
         def layout(actor: nn.Module) -> list[tuple[type, Any]]:
             return [(type(m), tuple(m.weight.shape) if isinstance(m, nn.Linear) else None) for m in actor]
 
-        shape = layout(actors[0])
-        if any(layout(actor) != shape for actor in actors) or not all(issubclass(t, (nn.Linear, nn.ReLU, nn.Tanh)) for t, _ in shape):
+        shape, modules = layout(actors[0]), list(actors[0])
+        if any(layout(actor) != shape for actor in actors) or not all(
+                isinstance(m, nn.Linear) or activation_of(m) is not None for m in modules):
             return None
-        activations = {nn.ReLU: torch.relu, nn.Tanh: torch.tanh}
         layers = []
-        modules = list(actors[0])
         for i, module in enumerate(modules):
             if isinstance(module, nn.Linear):
                 after = modules[i + 1] if i + 1 < len(modules) and not isinstance(modules[i + 1], nn.Linear) else None
                 weight = torch.stack([actor[i].weight.detach().t() for actor in actors]).to(self.dtype).contiguous()
                 bias = torch.stack([actor[i].bias.detach() for actor in actors])[:, None, :].to(self.dtype)
-                layers.append((weight, bias, activations[type(after)] if after is not None else None))
+                layers.append((weight, bias, activation_of(after).function if after is not None else None))
         self._stack = layers
         return layers
 
