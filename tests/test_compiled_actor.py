@@ -5,6 +5,8 @@ takes the same actions either way over whole games (2,000 deals: ``benchmarks/sp
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -12,7 +14,7 @@ import torch.nn as nn
 
 from agents.ppo import ActorCritic, NetworkConfig, PPOAgent, load_ppo_agent, read_checkpoint
 from agents.ppo.activations import ACTIVATIONS
-from agents.ppo.card_net import StackedCardActors
+from agents.ppo.card_net import CardActor, StackedCardActors
 from agents.ppo.compiled_actor import MASKED_LOGIT, CompiledActor
 from agents.training.opponents import OpponentPool
 from pcr_env import pass_cut_run_v0
@@ -117,6 +119,36 @@ def test_what_it_cannot_compile_runs_on_torch():
     obs, masks = _positions(4, 3)
     actions = PPOAgent(odd.requires_grad_(False), RulesConfig(), seed=0).act_batch(obs, masks)
     assert np.all(masks[np.arange(len(obs)), actions])
+
+
+def test_a_card_actor_with_a_layer_it_cannot_place_runs_on_torch():
+    """A layer added to a copy of a CardActor (after its card scorer's hidden layer) changes its logits: the compiled
+    actor and the stacked pool, which run the layers they know, leave it to its torch forward pass instead of
+    skipping the layer; so do a subclass (which may compute otherwise) and a part replaced by another kind."""
+    net = _network(True, "relu")
+    deeper = copy.deepcopy(net)
+    extra = nn.Linear(24, 24)
+    deeper.actor.card_extra = extra
+    deeper.actor.card_hidden.register_forward_hook(lambda module, args, out: extra(out))
+    obs, masks = _positions(16, 40)
+    x, legal = torch.from_numpy(obs), torch.from_numpy(masks)
+    assert not torch.equal(net.masked_logits(x, legal), deeper.masked_logits(x, legal))  # the layer counts
+    assert CompiledActor.fits(net.actor) and StackedCardActors.fits([net.actor])
+    assert not CompiledActor.fits(deeper.actor) and not StackedCardActors.fits([deeper.actor])
+    fast, slow = PPOAgent(deeper, RulesConfig(), seed=0), PPOAgent(deeper, RulesConfig(), seed=0, compiled=False)
+    np.testing.assert_array_equal(fast.action_probabilities(obs, masks), slow.action_probabilities(obs, masks))
+    pool = OpponentPool(2, 2.0)
+    for i in range(2):
+        pool.add(PPOAgent(deeper, RulesConfig(), seed=i), i)
+    assert pool._stacked() is None  # slot by slot, each snapshot on torch
+
+    class Copy(CardActor):
+        """CardActor's layers under another class."""
+
+    assert not CompiledActor.fits(Copy(797, 4, (16,), 70))
+    replaced = copy.deepcopy(net.actor)
+    replaced.card_hidden = nn.Sequential(nn.Linear(24, 24), nn.ReLU(), nn.Linear(24, 24))
+    assert not CompiledActor.fits(replaced) and not StackedCardActors.fits([replaced])
 
 
 def test_the_shipped_file_takes_the_same_actions_on_either_path_over_whole_games():

@@ -21,11 +21,12 @@ batched pass (the snapshot pool).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 import torch.nn as nn
 
-from agents.ppo.activations import ACTIVATIONS, activation_of
+from agents.ppo.activations import ACTIVATIONS, Activation, activation_of
 from agents.ppo.card_features import CardInputs, card_feature_names, card_features, card_inputs, row_feature_size
 from agents.ppo.shapes import padded_size
 from agents.ppo.sparse_linear import SparseInputLinear
@@ -140,6 +141,43 @@ class CardActor(nn.Module):
         return logits.reshape(-1).index_add(0, flat, score.to(logits.dtype)).view_as(logits)
 
 
+@dataclass(frozen=True)
+class CardActorLayers:
+    """A :class:`CardActor`'s layers, as its forward pass applies them: the trunk's linear layers, each followed by
+    the activation; the head (the logits) and the context on the trunk's output; then the card scorer,
+    ``card_out(act(card_hidden(act(card_in(features) + context))))``."""
+
+    trunk: tuple[nn.Linear, ...]
+    head: nn.Linear
+    context: nn.Linear
+    card_in: nn.Linear
+    card_hidden: nn.Linear
+    card_out: nn.Linear
+    activation: Activation
+
+
+_PARTS = {"features", "trunk", "head", "context", "card_in", "card_hidden", "card_out", "act"}  # CardActor's modules
+
+
+def card_actor_layers(actor: nn.Module) -> CardActorLayers | None:
+    """The layers of ``actor`` for the executors that run a :class:`CardActor` another way than its forward pass
+    (:class:`StackedCardActors`, :class:`agents.ppo.compiled_actor.CompiledActor`), or ``None`` where they could not
+    compute its logits: not a CardActor itself (a subclass may compute otherwise), a module added or replaced, a
+    layer of another kind, an activation not in the table. ``None`` sends the actor to its own forward pass."""
+    if type(actor) is not CardActor or {name for name, _ in actor.named_children()} != _PARTS:
+        return None
+    activation, trunk = activation_of(actor.act), list(actor.trunk)
+    if (activation is None or type(actor.features) is not CardFeatures or type(actor.trunk) is not nn.Sequential
+            or not trunk or len(trunk) % 2 or any(activation_of(m) is not activation for m in trunk[1::2])
+            or next(actor.named_parameters(recurse=False), None) is not None):
+        return None
+    scorer = (actor.head, actor.context, actor.card_in, actor.card_hidden, actor.card_out)
+    # The first layer of the trunk is sparse-aware (the same function as nn.Linear); every other one is an nn.Linear.
+    if not (type(trunk[0]) in (SparseInputLinear, nn.Linear) and all(type(m) is nn.Linear for m in trunk[2::2] + list(scorer))):
+        return None
+    return CardActorLayers(tuple(trunk[0::2]), *scorer, activation)
+
+
 def _stacked_linear(layers: list[nn.Linear], dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
     """Weights ``[n, in, out]`` and biases ``[n, 1, out]`` of ``n`` linear layers of one shape, for ``torch.baddbmm``."""
     weight = torch.stack([layer.weight.detach().t() for layer in layers]).to(dtype).contiguous()
@@ -154,26 +192,27 @@ class StackedCardActors:
     def __init__(self, actors: list[CardActor], dtype: torch.dtype = torch.float32):
         if not self.fits(actors):
             raise ValueError("StackedCardActors: the actors must be CardActors of one shape")
-        first = actors[0]
+        first, layers = actors[0], [card_actor_layers(actor) for actor in actors]
         self.players, self.inputs, self.dtype = first.players, first.inputs, dtype
-        self.activation = activation_of(first.act).function
-        trunks = [[m for m in actor.trunk if isinstance(m, nn.Linear)] for actor in actors]
-        self.trunk = [_stacked_linear([trunk[i] for trunk in trunks], dtype) for i in range(len(trunks[0]))]
+        self.activation = layers[0].activation.function
+        self.trunk = [_stacked_linear([each.trunk[i] for each in layers], dtype) for i in range(len(layers[0].trunk))]
         self.head, self.context, self.card_in, self.card_hidden, self.card_out = (
-            _stacked_linear([getattr(actor, name) for actor in actors], dtype)
+            _stacked_linear([getattr(each, name) for each in layers], dtype)
             for name in ("head", "context", "card_in", "card_hidden", "card_out"))
 
     @staticmethod
     def fits(actors: list[nn.Module]) -> bool:
-        """Whether ``actors`` are all :class:`CardActor` with the same parameter shapes and activation (one of
-        :data:`agents.ppo.activations.ACTIVATIONS`)."""
-        if not actors or not all(isinstance(a, CardActor) for a in actors) or activation_of(actors[0].act) is None:
+        """Whether ``actors`` are all :class:`CardActor` of known layers (:func:`card_actor_layers`) with the same
+        parameter shapes and activation."""
+        layers = [card_actor_layers(actor) for actor in actors]
+        if not actors or any(each is None for each in layers):
             return False
 
         def shape(actor: nn.Module) -> list[tuple[str, tuple[int, ...]]]:
-            return [(k, tuple(v.shape)) for k, v in actor.state_dict().items()] + [("act", type(actor.act))]
+            return [(k, tuple(v.shape)) for k, v in actor.state_dict().items()]
 
-        return all(shape(actor) == shape(actors[0]) for actor in actors[1:])
+        return all(each.activation is layers[0].activation for each in layers) and all(
+            shape(actor) == shape(actors[0]) for actor in actors[1:])
 
     def __len__(self) -> int:
         return len(self.head[0])
@@ -202,4 +241,4 @@ class StackedCardActors:
         return torch.cat([card_logits, logits[..., NUM_CARDS:]], -1)
 
 
-__all__ = ["CardFeatures", "CardActor", "StackedCardActors"]
+__all__ = ["CardFeatures", "CardActor", "CardActorLayers", "StackedCardActors", "card_actor_layers"]

@@ -29,7 +29,7 @@ from numba.typed import List
 
 from agents.ppo.activations import Activation, activation_of
 from agents.ppo.card_features import card_inputs
-from agents.ppo.card_net import CardActor
+from agents.ppo.card_net import CardActor, card_actor_layers
 from agents.ppo.network import MASKED_LOGIT
 
 
@@ -152,21 +152,22 @@ class CompiledActor:
     def __init__(self, actor: nn.Module):
         if not self.fits(actor):
             raise ValueError(f"CompiledActor: cannot compile {type(actor).__name__} (an MLP of Linear layers, each but "
-                             "the last followed by one kind of activation of agents.ppo.activations, or a CardActor)")
+                             "the last followed by one kind of activation of agents.ppo.activations, or a CardActor "
+                             "of known layers: agents.ppo.card_net.card_actor_layers)")
         self._parameters = list(actor.parameters())
         self._versions = self._read_versions()
-        self.card = isinstance(actor, CardActor)
-        linears, activation = _layers(actor.trunk if self.card else actor)
-        self.activation = activation.code
-        if self.card:
+        layers = card_actor_layers(actor)
+        self.card = layers is not None
+        if layers is not None:
             self.players, self.inputs = actor.players, actor.inputs
-            hidden = linears[1:]
-            head, context = _weights(actor.head), _weights(actor.context)
+            linears, hidden, self.activation = layers.trunk, layers.trunk[1:], layers.activation.code
+            head, context = _weights(layers.head), _weights(layers.context)
             self.output = (np.ascontiguousarray(np.concatenate([head[0], context[0]], 1)), np.concatenate([head[1], context[1]]))
-            self.card_in, self.card_hidden, self.card_out = (_weights(actor.card_in), _weights(actor.card_hidden),
-                                                             _weights(actor.card_out))
+            self.card_in, self.card_hidden, self.card_out = (_weights(layers.card_in), _weights(layers.card_hidden),
+                                                             _weights(layers.card_out))
         else:
-            hidden = linears[1:-1]
+            linears, activation = _layers(actor)
+            hidden, self.activation = linears[1:-1], activation.code
             self.output = _weights(linears[-1])
         self.first = _weights(linears[0])
         hidden_weights = [_weights(layer) for layer in hidden]
@@ -176,21 +177,19 @@ class CompiledActor:
     @staticmethod
     def fits(actor: nn.Module) -> bool:
         """Whether ``actor`` is a CPU float32 MLP (Linear layers, each but the last followed by the same activation,
-        one of :data:`agents.ppo.activations.ACTIVATIONS`) or a :class:`CardActor` (whose trunk is such an MLP
-        without the last layer, same activation)."""
+        one of :data:`agents.ppo.activations.ACTIVATIONS`) or a :class:`CardActor` whose every layer is placed
+        (:func:`~agents.ppo.card_net.card_actor_layers`: an added layer sends it to torch)."""
         if any(p.device.type != "cpu" or p.dtype != torch.float32 for p in actor.parameters()):
             return False
-        card = isinstance(actor, CardActor)
-        trunk = actor.trunk if card else actor
-        if not isinstance(trunk, nn.Sequential):
+        if isinstance(actor, CardActor):
+            return card_actor_layers(actor) is not None
+        if not isinstance(actor, nn.Sequential):
             return False
-        linears, activation = _layers(trunk)
-        if activation is None or len(linears) < (1 if card else 2):
+        linears, activation = _layers(actor)
+        if activation is None or len(linears) < 2:
             return False
-        step = [nn.Linear, activation.module]
-        pattern = step * len(linears) if card else step * (len(linears) - 1) + [nn.Linear]
-        kinds = [nn.Linear if isinstance(m, nn.Linear) else type(m) for m in trunk]  # SparseInputLinear is a Linear
-        return kinds == pattern and (not card or activation_of(actor.act) is activation)
+        kinds = [nn.Linear if isinstance(m, nn.Linear) else type(m) for m in actor]  # SparseInputLinear is a Linear
+        return kinds == [nn.Linear, activation.module] * (len(linears) - 1) + [nn.Linear]
 
     def _read_versions(self) -> tuple[int, ...]:
         return tuple(p._version for p in self._parameters)
