@@ -59,6 +59,7 @@ from agents.training.compute import (
 )
 from agents.training.config import LEARNER_TEACHER, Config, PPOConfig, Run, check_resume_changes, key_listing, load_config, load_run
 from agents.training.evaluation import EVAL_TAGS, evaluate_checkpoint
+from agents.training.league import League, needs_league
 from agents.training.log import RunLog
 from agents.training.opponents import OpponentPool, Opponents, snapshot_agent
 from agents.training.rollout import SeatRollout, compute_gae, update_value_norm
@@ -98,16 +99,16 @@ def seeded_worker(cfg: Config, rank: int) -> WorkerState:
 
 # =========================================================================== collection
 def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueNorm, storage: SeatRollout,
-            opp: Opponents, pool: OpponentPool, compute: Compute) -> dict[str, Any]:
+            opp: Opponents, compute: Compute) -> dict[str, Any]:
     """Play ``num_steps`` steps of every game, storing the learner's decisions per seat.
 
     Returns summed statistics (counts and totals, reduced over workers by the caller) and
-    ``pool_results``: round wins and rounds against each pool slot.
+    ``pool_results``: round wins and rounds against each slot of each pool.
     """
     p = cfg.ppo
     central = model.config.central_critic
     stats: dict[str, Any] = dict.fromkeys(opp.stat_keys(), 0.0)
-    pool_results = np.zeros((2, pool.capacity))
+    pool_results = opp.pool_results()
     storage.begin()
     for _ in range(p.num_steps):
         obs, masks, seats = ws.obs, ws.masks, ws.seats
@@ -124,7 +125,7 @@ def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueN
         x = model.rollout_inputs(inputs[rows], obs[rows])
         act, logp, values = network_actions(model, value_norm, x, legal[rows], ws.action_gen, compute)
         actions[rows] = act
-        opp.act(actions, np.flatnonzero(~learner & ~forced), obs, masks, pool)
+        opp.act(actions, np.flatnonzero(~learner & ~forced), obs, masks)
         storage.add(x, legal[rows], seats, stored, act, logp, values, None)
 
         rewards, dones, infos = ws.step(actions)
@@ -136,7 +137,7 @@ def collect(cfg: Config, ws: WorkerState, model: ActorCritic, value_norm: ValueN
             opp.record_round(stats, g, infos[g]["round_result"], pool_results)
         ended = dones | round_end if p.return_horizon == "round" else dones
         storage.end(ended)
-        opp.draw(np.flatnonzero(ended), pool, ws.rng)
+        opp.draw(np.flatnonzero(ended), ws.rng)
     stats["pool_results"] = pool_results
     return stats
 
@@ -241,11 +242,11 @@ def check_start(run: Run, resume: dict[str, Any] | None) -> None:
     resolve_compute(cfg.device, cfg.precision)
     if cfg.warmstart.init_from and resume is None:
         initial_network(cfg.warmstart.init_from, cfg.network, cfg.rules)
-    for spec in {*cfg.selfplay.opponents, *cfg.eval.opponents} - {"self", "snapshot"}:
+    for spec in {*cfg.selfplay.agent_specs, *cfg.eval.opponents}:
         make_agent(spec, rules=cfg.rules)
-    for kind, stage_config, _ in run.stages:
-        warm = stage_config.warmstart
-        if kind != "ppo" and warm.teacher != LEARNER_TEACHER:
+    for stage in run.stages:
+        warm = stage.config.warmstart
+        if not stage.by_ppo and warm.teacher != LEARNER_TEACHER:
             make_agent(warm.teacher, rules=cfg.rules, **warm.teacher_options)
 
 
@@ -274,14 +275,16 @@ class Trainer:
         self.value_norm = ValueNorm()
         if cfg.warmstart.init_from and resume is None:
             init_weights(self.model, self.value_norm, cfg.warmstart.init_from, self.rules)
-        values = any(s.kind != "ppo" and s.config.warmstart.targets == "values" for s in self.stages)
+        values = any(not s.by_ppo and s.config.warmstart.targets == "values" for s in self.stages)
         self.storage = SeatRollout(p.num_steps, envs.num_envs, envs.n_players,
                                    (envs.state_dim if cfg.network.central_critic else envs.obs_dim)
                                    + self.model.card_input_size, targets=values)
         self.pool = OpponentPool(cfg.selfplay.pool_size, cfg.selfplay.pfsp_power, self.compute.dtype)
-        self.opp = Opponents.from_config(cfg.selfplay, self.rules, cfg.seed, workers.rank, envs.num_envs)
+        self.league = League(cfg.selfplay, self.compute.dtype) if needs_league([s.kind for s in self.stages]) else None
+        pools = {"snapshot": self.pool, **(self.league.pools if self.league else {})}
+        self.opp = Opponents.from_config(cfg.selfplay, self.rules, cfg.seed, workers.rank, envs.num_envs, pools)
         if resume is None:
-            self.opp.start(self.pool, self.ws.rng)
+            self.opp.start(self.ws.rng)
         # Every teacher is built now (a bad option fails at the start, not hours in); each has its own stream.
         self.teachers = [self.stage_teacher(k) for k in range(len(self.stages))]
 
@@ -331,9 +334,9 @@ class Trainer:
 
     def stage_teacher(self, k: int) -> Any:
         """Stage ``k``'s teacher (None for PPO), with its own stream; ``search:learner`` searches the network as it is now."""
-        kind, c, _ = self.stages[k]
-        if kind == "ppo":
+        if self.stages[k].by_ppo:
             return None
+        c = self.stages[k].config
         return make_teacher(c.warmstart.teacher, self.model, self.rules, stream_seed(self.cfg.seed, 5, self.workers.rank,
                                                                                      *([k] if k else [])),
                             greedy=self.cfg.eval.greedy, options=c.warmstart.teacher_options)
@@ -341,11 +344,12 @@ class Trainer:
     def stage_optimizer(self) -> torch.optim.Optimizer:
         """A fresh Adam for the current stage (at its learning rate; PPO's follows its schedule)."""
         c = self.scfg
-        lr = c.ppo.learning_rate if self.kind == "ppo" else c.warmstart.learning_rate
+        by_ppo = self.stages[min(self.stage, len(self.stages) - 1)].by_ppo  # the last stage's once all are done
+        lr = c.ppo.learning_rate if by_ppo else c.warmstart.learning_rate
         return torch.optim.Adam(self.model.parameters(), lr=lr, eps=c.ppo.adam_eps)
 
     def _restore(self, resume: dict[str, Any]) -> None:
-        warm = self.stages[0].iterations if self.stages[0].kind != "ppo" else 0
+        warm = self.stages[0].iterations if not self.stages[0].by_ppo else 0
         tr = run_state.with_stages(resume["training"], warm, self.decisions_per_iteration)
         self.model.load_state_dict(resume["model"])
         self.value_norm.load_state_dict(resume["value_norm"])
@@ -355,9 +359,11 @@ class Trainer:
         self.optimizer.load_state_dict(tr["optimizer"])
         self.best_score = tr["best_score"] if tr["best_score"] is not None else -math.inf
         self.pool.load_state_dict(tr["pool"], lambda: snapshot_agent(self.model, self.rules, 0))
+        if self.league is not None:  # inside an exploiter stage, the main network is its opponent again
+            self.league.load_state_dict(tr["league"], lambda: snapshot_agent(self.model, self.rules, 0), self.opp)
         if tr.get("searched_weights") is not None:  # a search:learner stage: the network it searches, frozen at its start
             self.teacher.base.model.load_state_dict(tr["searched_weights"])
-        run_state.restore_worker(tr["workers"][self.workers.rank], self.ws, self.storage, self.opp, self.pool, self.teacher)
+        run_state.restore_worker(tr["workers"][self.workers.rank], self.ws, self.storage, self.opp, self.teacher)
         self.last_saved = self._position()
 
     def _position(self) -> str:
@@ -375,7 +381,7 @@ class Trainer:
         if not self.workers.same_weights(self.model.parameters()):  # a desync would be saved as if it were one model
             raise TrainingError(f"the {self.workers.world_size} workers hold different weights at iteration "
                                 f"{self.iteration}: checkpoints/latest.pt was not overwritten (it holds {self.last_saved})")
-        snapshots = self.workers.gather(run_state.worker_snapshot(self.ws, self.storage, self.opp, self.pool, self.teacher))
+        snapshots = self.workers.gather(run_state.worker_snapshot(self.ws, self.storage, self.opp, self.teacher))
         if not self.main:
             return
         line = self.log.line({"type": "checkpoint", "file": "latest.pt", "reason": reason, "stage": self.stage,
@@ -386,6 +392,7 @@ class Trainer:
             "best_score": self.best_score if math.isfinite(self.best_score) else None,
             "optimizer": self.optimizer.state_dict(), "workers": snapshots, "log_bytes": self.log.size_after(line),
             "pool": self.pool.state_dict(), "searched_weights": searched_weights(self.teacher),
+            **({"league": self.league.state_dict()} if self.league is not None else {}),
         }
         ckpt = self.agent_checkpoint(training=training, meta={"iteration": self.iteration, "decisions": self.decisions,
                                                               "reason": reason})
@@ -469,7 +476,7 @@ class Trainer:
         ent_coef = p.ent_coef if p.ent_coef_final is None else p.ent_coef + frac * (p.ent_coef_final - p.ent_coef)
 
         self.model.eval()
-        stats = collect(cfg, self.ws, self.model, self.value_norm, self.storage, self.opp, self.pool, self.compute)
+        stats = collect(cfg, self.ws, self.model, self.value_norm, self.storage, self.opp, self.compute)
         collect_seconds = time.time() - start
         # ALGO LOGIC: advantages along each seat's own trajectory.
         advantages, returns = compute_gae(self.storage.rewards, self.storage.values, self.storage.next_index,
@@ -484,23 +491,22 @@ class Trainer:
         seconds = time.time() - start
 
         # Reduce statistics over workers: fixed-length vectors, the same keys on every worker.
-        pool_results = workers.sum(stats.pop("pool_results").ravel()).reshape(2, -1)
-        for slot in range(len(self.pool)):
-            self.pool.record(slot, pool_results[0, slot], pool_results[1, slot])
+        self.opp.record_pools(stats.pop("pool_results"), workers.sum)
         keys = self.opp.stat_keys()
         totals = dict(zip(keys, workers.sum([stats[k] for k in keys])))
         self.decisions += int(totals["decisions"])
         charts = {"decisions_per_second": totals["decisions"] / seconds, "collect_fraction": collect_seconds / seconds,
                   "learning_rate": lr, "ent_coef": ent_coef, "batch_size": workers.sum([len(batch["actions"])])[0],
-                  **self.opp.charts(totals, self.pool)}
+                  **self.opp.charts(totals)}
         self.log.scalars("charts", charts, self.tb_step)
         self.log.scalars("losses", losses, self.tb_step)
         self.log.record({"type": "iteration", "stage": self.stage, "iteration": self.iteration, "decisions": self.decisions,
                          "seconds": round(seconds, 3), **{f"charts/{k}": v for k, v in charts.items()},
                          **{f"losses/{k}": v for k, v in losses.items()}})
-        if self.iteration % cfg.selfplay.snapshot_every == 0:
+        main = self.kind == "ppo"  # snapshots and evaluations are the main network's, never an exploiter's
+        if main and self.iteration % cfg.selfplay.snapshot_every == 0:
             self.pool.add(snapshot_agent(self.model, self.rules, stream_seed(cfg.seed, 6, self.iteration)), self.iteration)
-        if cfg.eval.every and self.iteration % cfg.eval.every == 0 and self.stage_done + 1 < self.stages[self.stage].iterations:
+        if main and cfg.eval.every and self.iteration % cfg.eval.every == 0 and self.stage_done + 1 < self.stages[self.stage].iterations:
             self.evaluate(cfg.eval.deals, final=False)
         self.log.advance(int(totals["decisions"]), self.last_eval)
 
@@ -517,20 +523,23 @@ class Trainer:
         """The stages in order from where the run stands, then the final evaluation; a stop saves latest.pt."""
         done_this_call, stop = 0, False
         while self.stage < len(self.stages) and not stop:
-            kind, total, dpi = self.kind, self.stages[self.stage].iterations, self.decisions_per_iteration
+            (kind, _, total), dpi = self.stages[self.stage], self.decisions_per_iteration
             if kind == "ppo" and len(self.pool) == 0:  # the network PPO starts from is the pool's first snapshot
                 self.pool.add(snapshot_agent(self.model, self.rules, stream_seed(self.cfg.seed, 6, self.iteration)),
                               self.iteration)
+            if kind == "exploiter" and not self.league.training_exploiter:  # its opponent: the main network as it is now
+                self.league.freeze_main(self.model, self.value_norm, self.opp, self.ws.rng, self.rules,
+                                        stream_seed(self.cfg.seed, 7, self.iteration), self.iteration)
             self.log.start_bar(f"stage {self.stage + 1}/{len(self.stages)} {kind}", total * dpi, self.stage_done * dpi)
             stage = self.stage
             while self.stage == stage and not stop:
-                self.ppo_iteration() if kind == "ppo" else self.warm_start_iteration()
+                self.ppo_iteration() if self.stages[stage].by_ppo else self.warm_start_iteration()
                 self.stage_done += 1
                 done_this_call += 1
                 stop = self.stop_requested(done_this_call, max_iterations)
                 if self.stage_done == total:
                     self.next_stage()
-                count = self.iteration if kind == "ppo" else self.bc_done
+                count = self.iteration if self.stages[stage].by_ppo else self.bc_done
                 if count % self.cfg.checkpoint_every == 0 or self.stage_done == 0 or stop:
                     self.save_latest(self.stop_reason(stop))
             self.log.close_bar()
@@ -542,13 +551,21 @@ class Trainer:
 
     def next_stage(self) -> None:
         """After a stage's last iteration: drop its open decisions (the next stage's own games start from
-        the same positions), evaluate unless it was the last, and set up the next one's optimiser."""
+        the same positions), evaluate unless it was the last, and set up the next one's optimiser; after an
+        exploiter stage, the exploiter is kept (``league/exploiter_<n>.pt``) and the main network comes back."""
+        after_exploiter = self.kind == "exploiter"
+        if after_exploiter:
+            if self.main:
+                files.save(self.agent_checkpoint(act={"greedy": self.cfg.eval.greedy}, meta={
+                    "iteration": self.iteration, "decisions": self.decisions}), self.paths.exploiter(self.league.trained + 1))
+            self.league.release_main(self.model, self.value_norm, self.opp, self.ws.rng, self.cfg.selfplay.opponents,
+                                     self.rules, stream_seed(self.cfg.seed, 8, self.iteration), self.iteration)
         self.storage.pending.fill(-1)
         self.stage, self.stage_done = self.stage + 1, 0
         if self.stage < len(self.stages):
             self.log.record({"type": "stage", "stage": self.stage, "kind": self.kind, "decisions": self.decisions})
-            if self.cfg.eval.every and self.cfg.eval.deals:  # a point of the curve where the recipe changes
-                self.evaluate(self.cfg.eval.deals, final=False)
+            if self.cfg.eval.every and self.cfg.eval.deals and not after_exploiter:  # where the recipe changes (the main
+                self.evaluate(self.cfg.eval.deals, final=False)                   # network is back as evaluated before)
             self.optimizer = self.stage_optimizer()
             self.teachers[self.stage] = self.stage_teacher(self.stage)  # search:learner: over the network as it is now
 

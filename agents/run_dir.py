@@ -3,7 +3,8 @@
 ``train.py`` writes, under ``RUN_DIR``: ``config.yaml`` (the resolved config), ``log.jsonl`` (one
 JSON record per line), TensorBoard events, and ``checkpoints/`` with ``latest.pt`` (everything a
 resume needs; the one it replaced kept as ``latest.prev.pt``) and ``best.pt`` (the agent of the best
-evaluation). ``ppo:RUN_DIR`` is that run's ``best.pt``.
+evaluation). A league (stages of kind ``exploiter``) adds ``league/exploiter_<n>.pt``, one agent file per
+exploiter. ``ppo:RUN_DIR`` is that run's ``best.pt``.
 
 >>> run = RunDir("runs/default")
 >>> run.best.as_posix(), run.latest_prev.name, run.log.name
@@ -54,6 +55,10 @@ class RunDir:
     def best(self) -> Path:
         """The agent of the run's best evaluation, or its final network (``checkpoints/best.pt``)."""
         return self.checkpoints / "best.pt"
+
+    def exploiter(self, number: int) -> Path:
+        """The agent file of the run's ``number``-th exploiter, counted from 1 (``league/exploiter_<number>.pt``)."""
+        return self.path / "league" / f"exploiter_{number}.pt"
 
     def summary(self) -> str:
         """Where the run's checkpoints and logs are, and how to continue it (printed at its end)."""

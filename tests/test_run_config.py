@@ -222,6 +222,7 @@ def test_what_a_stage_and_a_resume_may_change_is_marked_on_the_fields():
     assert set(marked(WarmStartConfig, RunWide)) == {"decisions", "play", "init_from"}
     assert set(RESUMABLE_KEYS) == {
         "run_name", "output_dir", "device", "checkpoint_every", "eval", "selfplay.snapshot_every", "selfplay.pfsp_power",
+        "selfplay.exploiter_pfsp_power",
         *(f"ppo.{k}" for k in ("total_decisions", "learning_rate", "lr_schedule", "update_epochs", "num_minibatches",
                                "clip_coef", "clip_vloss", "norm_adv", "ent_coef", "ent_coef_final", "vf_coef",
                                "max_grad_norm", "target_kl"))}

@@ -117,7 +117,7 @@ def test_a_killed_staged_run_resumes_exactly(straight, tmp_path):
     ("stages[2].ppo.learning_rate=-1", "config key 'stages[2].ppo.learning_rate' = -1 is not allowed: expected a number > 0"),
     ("stages.0.ppo={num_envs: 8}", "config key 'stages[0].ppo.num_envs' is not allowed in a stage"),
     ("stages.0.warmstart={play: learner}", "config key 'stages[0].warmstart.play' is not allowed in a stage: its 'kind'"),
-    ("stages.3.kind=dqn", "config key 'stages[3].kind' = 'dqn' is not allowed: expected 'bc', 'expert_iteration' or 'ppo'"),
+    ("stages.3.kind=dqn", "config key 'stages[3].kind' = 'dqn' is not allowed: expected 'bc', 'expert_iteration', 'ppo' or 'exploiter'"),
     ("stages.9.decisions=1", "'stages' has 4 entries, so '9' is not allowed"),
     ("stages[1].warmstart.targets=values", "config key 'stages[1].warmstart.teacher' = 'heuristic' is not allowed"),
 ])

@@ -152,9 +152,8 @@ def test_forced_moves_are_not_stored_and_the_reward_reaches_the_previous_decisio
     ws = WorkerState(envs, obs, masks, seats, np.random.default_rng(0), torch.Generator().manual_seed(0))
     model = train.ActorCritic(envs.obs_dim, envs.state_dim, 70, cfg.network)
     storage = SeatRollout(70, 4, 4, envs.state_dim)
-    pool = OpponentPool(2, 1.0)
-    opp = Opponents({"self": 1.0}, {}, 4)
-    stats = train.collect(cfg, ws, model, train.ValueNorm(), storage, opp, pool, train.Compute(torch.device("cpu")))
+    opp = Opponents({"self": 1.0}, {}, 4, pools={"snapshot": OpponentPool(2, 1.0)})
+    stats = train.collect(cfg, ws, model, train.ValueNorm(), storage, opp, train.Compute(torch.device("cpu")))
     assert stats["decisions"] == 280 and stats["rounds"] >= 1
     stored = storage.masks[storage.valid]
     assert (stored.sum(1) > 1).all()  # no forced move was stored

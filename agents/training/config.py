@@ -55,7 +55,11 @@ LEARNER_TEACHER = "search:learner"
 """The teacher spec of search over the network being trained (its weights at the start of the stage)."""
 PhaseName = Literal["pass", "bid", "trump", "discard", "play"]
 """A phase where a seat decides: :data:`pcr_env.engine.PHASE_NAMES`, written out for pydantic (a test checks they agree)."""
-StageKind = Literal["bc", "expert_iteration", "ppo"]
+StageKind = Literal["bc", "expert_iteration", "ppo", "exploiter"]
+PPO_KINDS = ("ppo", "exploiter")
+"""The stage kinds trained by PPO iterations (the others are warm starts from a teacher)."""
+POOL_KINDS = ("snapshot", "exploiter")
+"""The opponent kinds of ``selfplay.opponents`` drawn from a pool of frozen networks (``main`` is the league's own)."""
 
 
 # =========================================================================== marks on fields
@@ -165,7 +169,8 @@ class SelfPlayConfig(BaseModel):
         default_factory=lambda: {"self": 0.7, "snapshot": 0.2, "heuristic": 0.1}, min_length=1)
     """Mix of opponents, drawn per game each time a trajectory ends, as probabilities (summing to 1):
     ``self`` (both teams are the current network), ``snapshot`` (a frozen past network from the
-    pool) or any agent spec (``heuristic``, ``random``, ``ppo:PATH``)."""
+    pool), ``exploiter`` (one of the exploiters the run's ``exploiter`` stages trained; self-play until
+    the first) or any agent spec (``heuristic``, ``random``, ``ppo:PATH``)."""
     snapshot_every: Annotated[Int, RESUMABLE] = Field(10, ge=1)
     """Add the current network to the snapshot pool every this many PPO iterations
     (the starting network is always added first)."""
@@ -174,15 +179,25 @@ class SelfPlayConfig(BaseModel):
     pfsp_power: Annotated[Float, RESUMABLE] = Field(2.0, ge=0)
     """Prioritised fictitious self-play: snapshot j is drawn with weight (1 - p_j)^power, p_j the
     learner's round-win rate against it (0: uniform)."""
+    exploiters_kept: Int = Field(4, ge=1)
+    """Exploiters kept in the league's pool (opponent kind ``exploiter``, one per stage of kind ``exploiter``);
+    the newest replaces the oldest."""
+    exploiter_pfsp_power: Annotated[Float, RESUMABLE] = Field(0.0, ge=0)
+    """How the ``exploiter`` kind draws from its pool: as ``pfsp_power`` (0: uniform)."""
+
+    @property
+    def agent_specs(self) -> list[str]:
+        """The mix's agent specs (its kinds but ``self`` and the pools')."""
+        return [name for name in self.opponents if name != "self" and name not in POOL_KINDS]
 
     @model_validator(mode="after")
     def _check(self) -> Self:
         for name, weight in self.opponents.items():
             try:
-                if name not in ("self", "snapshot"):
+                if name in self.agent_specs:
                     parse_spec(name)
             except ValueError as err:
-                raise not_allowed(f"opponents.{name}", weight, f"'self', 'snapshot' or an agent spec ({err})") from None
+                raise not_allowed(f"opponents.{name}", weight, f"'self', 'snapshot', 'exploiter' or an agent spec ({err})") from None
         total = sum(self.opponents.values())
         if abs(total - 1.0) > 1e-6:
             raise not_allowed("opponents", self.opponents,
@@ -268,7 +283,9 @@ class StageConfig(BaseModel):
 
     kind: StageKind
     """``bc`` (the teacher plays, the network learns its decisions), ``expert_iteration`` (the network plays,
-    the teacher labels) or ``ppo`` (self-play)."""
+    the teacher labels), ``ppo`` (self-play against ``selfplay.opponents``) or ``exploiter`` (PPO of a copy of the
+    network against the network frozen at the stage's start alone, which comes back at its end; the copy joins
+    the ``exploiter`` opponents: :mod:`agents.training.league`)."""
     decisions: Int = Field(ge=1)
     """The stage's budget: decisions of all games (every seat), rounded up to whole rollouts."""
     ppo: dict[str, Any] = Field(default_factory=dict)
@@ -315,7 +332,7 @@ class Config(BaseModel):
     eval: Annotated[EvalConfig, RESUMABLE] = Field(default_factory=EvalConfig)
     """Evaluation schedule."""
     stages: list[StageConfig] = Field(default_factory=list)
-    """The run's stages in order (kind bc, expert_iteration or ppo, a budget of decisions, its own ppo and
+    """The run's stages in order (kind bc, expert_iteration, ppo or exploiter, a budget of decisions, its own ppo and
     warmstart keys; :mod:`agents.training.config`). Empty: warmstart.decisions of warm start, then
     ppo.total_decisions of PPO (both are ignored when stages are given)."""
 
@@ -325,6 +342,9 @@ class Config(BaseModel):
     def _check(self) -> Self:
         if self.ppo.num_envs % self.num_workers:
             raise not_allowed("ppo.num_envs", self.ppo.num_envs, f"a multiple of num_workers ({self.num_workers})")
+        if "exploiter" in self.selfplay.opponents and not any(stage.kind == "exploiter" for stage in self.stages):
+            raise not_allowed("selfplay.opponents.exploiter", self.selfplay.opponents["exploiter"],
+                              "only in a run with a stage of kind 'exploiter' (none of its stages trains one)")
         per_rollout = self.ppo.num_envs * self.ppo.num_steps
         self._stage_sections = tuple((stage.kind, ppo, warm, max(1, math.ceil(stage.decisions / per_rollout)))
                                      for stage, ppo, warm in self._stages_with_sections())
@@ -340,10 +360,11 @@ class Config(BaseModel):
             return [(stage, self.ppo, warm) for stage in [*stages, StageConfig(kind="ppo", decisions=self.ppo.total_decisions)]]
         out = []
         for i, stage in enumerate(self.stages):
-            budget = {"total_decisions": stage.decisions} if stage.kind == "ppo" else {
+            trained_by_ppo = stage.kind in PPO_KINDS
+            budget = {"total_decisions": stage.decisions} if trained_by_ppo else {
                 "decisions": stage.decisions, "play": "teacher" if stage.kind == "bc" else "learner"}
-            ppo = _stage_section(i, "ppo", self.ppo, stage.ppo, budget if stage.kind == "ppo" else {})
-            warm = _stage_section(i, "warmstart", self.warmstart, stage.warmstart, budget if stage.kind != "ppo" else {})
+            ppo = _stage_section(i, "ppo", self.ppo, stage.ppo, budget if trained_by_ppo else {})
+            warm = _stage_section(i, "warmstart", self.warmstart, stage.warmstart, budget if not trained_by_ppo else {})
             out.append((stage, ppo, warm))
         return out
 
@@ -365,11 +386,16 @@ class Stage(NamedTuple):
     """A stage of a resolved run."""
 
     kind: StageKind
-    """``bc``, ``expert_iteration`` or ``ppo``."""
+    """``bc``, ``expert_iteration``, ``ppo`` or ``exploiter``."""
     config: Config
     """The whole config the stage runs with (its ``ppo`` and ``warmstart`` keys merged over the run's)."""
     iterations: int
     """Its budget in whole rollouts of ``ppo.num_envs * ppo.num_steps`` decisions."""
+
+    @property
+    def by_ppo(self) -> bool:
+        """Whether PPO iterations train it (else a warm start from its teacher)."""
+        return self.kind in PPO_KINDS
 
 
 @dataclass(frozen=True)
@@ -455,5 +481,5 @@ def check_resume_changes(saved: dict[str, Any], config: dict[str, Any]) -> None:
 
 
 __all__ = ["Config", "PPOConfig", "SelfPlayConfig", "WarmStartConfig", "EvalConfig", "StageConfig", "Stage", "Run",
-           "RunWide", "RESUMABLE", "RESUMABLE_KEYS", "LEARNER_TEACHER", "marked", "key_listing", "load_config", "load_run",
-           "check_resume_changes"]
+           "PPO_KINDS", "POOL_KINDS", "RunWide", "RESUMABLE", "RESUMABLE_KEYS", "LEARNER_TEACHER", "marked", "key_listing",
+           "load_config", "load_run", "check_resume_changes"]

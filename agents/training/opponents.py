@@ -70,6 +70,12 @@ class OpponentPool:
     def __len__(self) -> int:
         return len(self.agents)
 
+    def clear(self) -> None:
+        """Empty the pool (its capacity and sampling stay)."""
+        self.agents, self.iterations, self._stack = [], [], None
+        self.wins[:] = self.rounds[:] = 0.0
+        self.next_slot = 0
+
     def add(self, agent: Any, iteration: int) -> int:
         """Store ``agent`` (a frozen policy); returns its slot. Statistics of a reused slot restart."""
         slot = self.next_slot
@@ -216,84 +222,103 @@ def round_outcome(learner_score: float, opponent_score: float) -> float:
     return 1.0 if learner_score > opponent_score else 0.5 if learner_score == opponent_score else 0.0
 
 
-SELF, SNAPSHOT = 0, 1
-"""Indices of the two built-in kinds in :attr:`Opponents.names` (agent specs follow them)."""
+SELF = 0
+"""Index of ``"self"`` in :attr:`Opponents.names` (the pools' kinds follow it, then the agent specs)."""
 
 
 class Opponents:
     """Who plays the seats the learner does not, per game of one worker.
 
     ``mix`` is ``selfplay.opponents`` (kind -> probability), ``agents`` the agent objects of its
-    agent-spec kinds. Game ``g`` is played against ``names[kind[g]]``: ``"self"`` (the learner holds
-    every seat), ``"snapshot"`` (pool slot ``slot[g]``) or an agent spec; the learner's team is
-    ``learner_team[g]``. A game starts in self-play and is drawn again whenever a trajectory ends.
+    agent-spec kinds, ``pools`` the frozen-network pools by kind (``"snapshot"``; a league adds
+    ``"exploiter"`` and ``"main"``, :mod:`agents.training.league`). Game ``g`` is played against
+    ``names[kind[g]]``: ``"self"`` (the learner holds every seat), a pool's kind (its slot ``slot[g]``)
+    or an agent spec; the learner's team is ``learner_team[g]``. A game is drawn again whenever a
+    trajectory ends; a pool kind is self-play while its pool is empty.
     """
 
-    def __init__(self, mix: dict[str, float], agents: dict[str, Any], n_games: int):
-        self.mix = list(mix)
-        self.probs = np.array([mix[k] for k in self.mix], np.float64)
-        self.probs /= self.probs.sum()
+    def __init__(self, mix: dict[str, float], agents: dict[str, Any], n_games: int,
+                 pools: dict[str, OpponentPool] | None = None):
         self.agents = dict(agents)
-        self.names = ["self", "snapshot", *self.agents]
+        self.pools = dict(pools) if pools is not None else {"snapshot": OpponentPool(1, 0.0)}
+        self.names = ["self", *self.pools, *self.agents]
+        self.use_mix(mix)
         self.kind = np.full(n_games, SELF, np.int64)
         self.slot = np.full(n_games, -1, np.int64)
         self.learner_team = np.zeros(n_games, np.int64)
 
     @classmethod
-    def from_config(cls, selfplay: SelfPlayConfig, rules: RulesConfig, seed: int, rank: int, n_games: int) -> Opponents:
+    def from_config(cls, selfplay: SelfPlayConfig, rules: RulesConfig, seed: int, rank: int, n_games: int,
+                    pools: dict[str, OpponentPool]) -> Opponents:
         """The mix of ``selfplay.opponents``, its agent specs built with this worker's seeds."""
-        specs = [k for k in selfplay.opponents if k not in ("self", "snapshot")]
-        agents = {spec: make_agent(spec, seed=stream_seed(seed, 4, rank, i), rules=rules) for i, spec in enumerate(specs)}
-        return cls(selfplay.opponents, agents, n_games)
+        agents = {spec: make_agent(spec, seed=stream_seed(seed, 4, rank, i), rules=rules)
+                  for i, spec in enumerate(selfplay.agent_specs)}
+        return cls(selfplay.opponents, agents, n_games, pools)
+
+    def use_mix(self, mix: dict[str, float]) -> None:
+        """Draw from now on from ``mix`` (kinds of :attr:`names`; the games already drawn keep their opponents)."""
+        unknown = set(mix) - set(self.names)
+        if unknown:
+            raise ValueError(f"opponent kinds {sorted(unknown)} are not among this run's {self.names}")
+        self.mix = list(mix)
+        self.probs = np.array([mix[k] for k in self.mix], np.float64)
+        self.probs /= self.probs.sum()
 
     def learner_games(self, seats: np.ndarray) -> np.ndarray:
         """Per game: whether the seat to act is the learner's."""
         return (self.kind == SELF) | (seats % 2 == self.learner_team)
 
-    def act(self, actions: np.ndarray, rows: np.ndarray, obs: np.ndarray, masks: np.ndarray, pool: OpponentPool) -> None:
+    def act(self, actions: np.ndarray, rows: np.ndarray, obs: np.ndarray, masks: np.ndarray) -> None:
         """Fill ``actions[rows]`` (games whose seat to act is an opponent's): each agent its own rows,
-        every snapshot's rows in one batched pass."""
+        each pool's rows in one batched pass."""
         kind = self.kind[rows]
-        for k, agent in enumerate(self.agents.values(), start=2):
+        for k, name in enumerate(self.names[1:], start=1):
             sel = rows[kind == k]
-            if len(sel):
-                actions[sel] = agent.act_batch(obs[sel], masks[sel])
-        sel = rows[kind == SNAPSHOT]
-        if len(sel):
-            actions[sel] = pool.act_batch(self.slot[sel], obs[sel], masks[sel])
+            if not len(sel):
+                continue
+            if name in self.pools:
+                actions[sel] = self.pools[name].act_batch(self.slot[sel], obs[sel], masks[sel])
+            else:
+                actions[sel] = self.agents[name].act_batch(obs[sel], masks[sel])
 
-    def start(self, pool: OpponentPool, rng: np.random.Generator) -> None:
+    def start(self, rng: np.random.Generator) -> None:
         """At a run's start: a mix without ``self`` (a best response's: the target alone) draws every game's
         opponent now, so no game opens in self-play; a mix with it keeps its games in self-play until
         their first trajectory ends (no draw, so such runs' streams are unchanged)."""
         if "self" not in self.mix:
-            self.draw(np.arange(len(self.kind)), pool, rng)
+            self.draw(np.arange(len(self.kind)), rng)
 
-    def draw(self, games: np.ndarray, pool: OpponentPool, rng: np.random.Generator) -> None:
-        """A new opponent (and learner team) for each game in ``games``; ``snapshot`` is self-play
-        while the pool is empty."""
+    def draw(self, games: np.ndarray, rng: np.random.Generator) -> None:
+        """A new opponent (and learner team) for each game in ``games``; a pool's kind is self-play
+        while that pool is empty."""
         if len(games) == 0:
             return
         drawn = rng.choice(len(self.mix), size=len(games), p=self.probs)
         teams = rng.integers(2, size=len(games))
         for g, d, team in zip(games, drawn, teams):
             name = self.mix[d]
-            kind = SELF if name == "self" or (name == "snapshot" and len(pool) == 0) else self.names.index(name)
+            pool = self.pools.get(name)
+            kind = SELF if name == "self" or (pool is not None and len(pool) == 0) else self.names.index(name)
             self.kind[g] = kind
-            self.slot[g] = pool.sample(rng) if kind == SNAPSHOT else -1
+            self.slot[g] = pool.sample(rng) if kind != SELF and pool is not None else -1
             self.learner_team[g] = team
 
     def stat_keys(self) -> list[str]:
         """The collection statistics, a fixed list (the same on every worker, whatever its games held)."""
         keys = ["decisions", "learner_decisions", "rounds", "made", "bid_sum", "vs_rounds", "vs_declared",
                 "vs_declared_made"]
-        for name in [*self.agents, "snapshot"]:
+        for name in [*self.agents, *self.pools]:
             keys += [f"vs_{name}_rounds", f"vs_{name}_score"]
         return keys
 
-    def record_round(self, stats: dict[str, Any], g: int, result: dict[str, Any], pool_results: np.ndarray) -> None:
-        """Count game ``g``'s finished round against its opponent (self-play rounds count for nobody);
-        ``pool_results[0/1, slot]`` gathers round wins and rounds per snapshot."""
+    def pool_results(self) -> dict[str, np.ndarray]:
+        """Empty tallies for :meth:`record_round`: per pool, ``[round wins, rounds]`` by slot."""
+        return {name: np.zeros((2, pool.capacity)) for name, pool in self.pools.items()}
+
+    def record_round(self, stats: dict[str, Any], g: int, result: dict[str, Any],
+                     pool_results: dict[str, np.ndarray]) -> None:
+        """Count game ``g``'s finished round against its opponent (self-play rounds count for nobody) and,
+        against a pool's network, in that pool's tally of :meth:`pool_results`."""
         if self.kind[g] == SELF:
             return
         team = self.learner_team[g]
@@ -305,23 +330,33 @@ class Opponents:
         if result["declarer"] % 2 == team:
             stats["vs_declared"] += 1
             stats["vs_declared_made"] += result["made"]
-        if self.kind[g] == SNAPSHOT:
-            pool_results[:, self.slot[g]] += (round_outcome(mine, theirs), 1)
+        if name in self.pools:
+            pool_results[name][:, self.slot[g]] += (round_outcome(mine, theirs), 1)
 
-    def charts(self, totals: dict[str, float], pool: OpponentPool) -> dict[str, float]:
+    def record_pools(self, pool_results: dict[str, np.ndarray], total: Callable[[np.ndarray], np.ndarray]) -> None:
+        """Add every worker's tallies (``total`` sums a vector over workers) to the pools' win statistics."""
+        for name, pool in self.pools.items():
+            summed = np.asarray(total(pool_results[name].ravel())).reshape(2, -1)
+            for slot in range(len(pool)):
+                pool.record(slot, summed[0, slot], summed[1, slot])
+
+    def charts(self, totals: dict[str, float]) -> dict[str, float]:
         """How a rollout's games went, from the :meth:`stat_keys` totals of every worker: bids and contracts,
-        the learner's score difference per opponent kind, the pool."""
+        the learner's score difference per opponent kind, the pools (``pool_*`` the snapshots', then by kind)."""
         def rate(num: str, den: str) -> float:
             return totals[num] / totals[den] if totals[den] else float("nan")
 
         charts = {"make_rate": totals["made"] / max(totals["rounds"], 1), "mean_bid": totals["bid_sum"] / max(totals["rounds"], 1),
-                  "bid_rate": rate("vs_declared", "vs_rounds"), "learner_make_rate": rate("vs_declared_made", "vs_declared"),
-                  "pool_size": len(pool)}
-        for name in [*self.agents, "snapshot"]:
+                  "bid_rate": rate("vs_declared", "vs_rounds"), "learner_make_rate": rate("vs_declared_made", "vs_declared")}
+        for name, pool in self.pools.items():
+            prefix = "pool" if name == "snapshot" else f"{name}_pool"
+            charts[f"{prefix}_size"] = len(pool)
+        for name in [*self.agents, *self.pools]:
             if totals[f"vs_{name}_rounds"]:
                 charts[f"score_diff_vs_{name}"] = rate(f"vs_{name}_score", f"vs_{name}_rounds")
-        if len(pool):
-            charts["pool_min_win_rate"] = float(pool.win_rates().min())
+        for name, pool in self.pools.items():
+            if len(pool):
+                charts["pool_min_win_rate" if name == "snapshot" else f"{name}_pool_min_win_rate"] = float(pool.win_rates().min())
         return charts
 
     def state_dict(self) -> dict[str, Any]:
@@ -341,4 +376,4 @@ def snapshot_agent(model: ActorCritic, rules: RulesConfig, seed: int, *, greedy:
     return PPOAgent.from_checkpoint(make_checkpoint(model, {}, rules), greedy=greedy, seed=seed, source=source)
 
 
-__all__ = ["OpponentPool", "Opponents", "SELF", "SNAPSHOT", "round_outcome", "snapshot_agent"]
+__all__ = ["OpponentPool", "Opponents", "SELF", "round_outcome", "snapshot_agent"]

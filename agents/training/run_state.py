@@ -22,7 +22,7 @@ from agents.ppo import files
 from agents.ppo.checkpoint import validate_checkpoint
 from agents.ppo.files import to_arrays, to_tensors
 from agents.run_dir import RunDir
-from agents.training.opponents import OpponentPool, Opponents
+from agents.training.opponents import Opponents
 from agents.training.rollout import SeatRollout
 from pcr_env.vector import VectorEnv
 
@@ -90,23 +90,24 @@ class WorkerState:
         torch.set_rng_state(state["torch_rng"])
 
 
-def worker_snapshot(ws: WorkerState, storage: SeatRollout, opp: Opponents, pool: OpponentPool,
-                    teacher: Any) -> dict[str, Any]:
+def worker_snapshot(ws: WorkerState, storage: SeatRollout, opp: Opponents, teacher: Any) -> dict[str, Any]:
     """A worker's own collection state, each part saved by its owner: games and streams, open
-    decisions, opponents, and the random streams of its copies of the pool's snapshots and of the
+    decisions, opponents, and the random streams of its copies of the pools' networks and of the
     teacher (each worker's copies played other games). Tensors and plain data only (no pickle)."""
+    others = {name: pool.stream_states() for name, pool in opp.pools.items() if name != "snapshot"}
     return to_tensors({"games": ws.state_dict(), "storage": storage.open_state(), "opponents": opp.state_dict(),
-                       "pool_rng": pool.stream_states(),
+                       "pool_rng": opp.pools["snapshot"].stream_states(), **({"league_rng": others} if others else {}),
                        "teacher_rng": teacher.get_state() if teacher is not None else None})
 
 
-def restore_worker(saved: dict[str, Any], ws: WorkerState, storage: SeatRollout, opp: Opponents, pool: OpponentPool,
-                   teacher: Any) -> None:
-    """Put back what :func:`worker_snapshot` saved (the pool's snapshots must be loaded first)."""
+def restore_worker(saved: dict[str, Any], ws: WorkerState, storage: SeatRollout, opp: Opponents, teacher: Any) -> None:
+    """Put back what :func:`worker_snapshot` saved (the pools' networks must be loaded first)."""
     ws.load_state_dict(saved["games"])
     storage.load_open_state(to_arrays(saved["storage"]))
     opp.load_state_dict(saved["opponents"])
-    pool.set_stream_states(saved["pool_rng"])
+    opp.pools["snapshot"].set_stream_states(saved["pool_rng"])
+    for name, streams in saved.get("league_rng", {}).items():
+        opp.pools[name].set_stream_states(streams)
     if teacher is not None and saved["teacher_rng"] is not None:
         teacher.set_state(saved["teacher_rng"])
 
