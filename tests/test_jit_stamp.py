@@ -112,3 +112,26 @@ def test_editing_a_pcr_env_callee_recompiles_the_cached_agents_kernel_that_calls
     with open(src / "pcr_env" / "engine.py", "a") as f:
         f.write("\n# pass_offset and the rest, edited\n")
     assert run() == {"card_features": [0, 1], "knowledge": [0, 1]}  # stale: compiled again, though neither file changed
+
+
+def test_a_packages_stamp_hashes_the_files_its_compiled_code_imports(tmp_path):
+    """Compiled code freezes the globals it reads (compiled_actor's activation codes, from agents.ppo.activations;
+    MASKED_LOGIT, from agents.ppo.network) as constants: the stamp hashes the package's files that compiled files
+    import, so editing one changes it; a file no compiled file imports does not."""
+    hashed = {p.relative_to(ROOT).as_posix() for p in _jit.hashed_files(ROOT / "agents")}
+    assert {"agents/ppo/activations.py", "agents/ppo/network.py", "agents/ppo/compiled_actor.py"} <= hashed
+    assert "agents/play.py" not in hashed
+
+    def stamp(root: Path) -> str:
+        _jit._PACKAGES.pop(root.resolve(), None)  # recomputed, not the process's first stamp of this folder
+        return _jit.stamp_package(root, below=(_jit.PCR_ENV,))
+
+    copy = tmp_path / "agents"
+    shutil.copytree(ROOT / "agents", copy, ignore=shutil.ignore_patterns("__pycache__", "*.pt"))
+    before = stamp(copy)
+    with open(copy / "play.py", "a") as f:
+        f.write("\n# not read by compiled code\n")
+    assert stamp(copy) == before
+    with open(copy / "ppo" / "activations.py", "a") as f:
+        f.write("\n# the kernels' activation codes, edited\n")
+    assert stamp(copy) != before

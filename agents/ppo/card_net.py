@@ -28,6 +28,7 @@ import torch.nn as nn
 
 from agents.ppo.activations import ACTIVATIONS, Activation, activation_of
 from agents.ppo.card_features import CardInputs, card_feature_names, card_features, card_inputs, row_feature_size
+from agents.ppo.mlp import mlp_layers
 from agents.ppo.shapes import padded_size
 from agents.ppo.sparse_linear import SparseInputLinear
 from pcr_env.cards import NUM_CARDS
@@ -65,13 +66,14 @@ def _init(layer: nn.Linear, std: float = math.sqrt(2)) -> nn.Linear:
 class CardActor(nn.Module):
     """Trunk over the observation and the per-row features, plus one scorer shared by all cards.
 
-    ``forward(obs, packed=None) -> logits [B, num_actions]``: the trunk's logits, with the logit of every card
+    ``forward(obs, packed=None, mask=None, *, pad=False) -> logits [B, num_actions]``: the trunk's logits, with the logit of every card
     action of a card in hand raised by the card scorer's output for that card (``card_width`` wide, two hidden
     layers, reading the card's features and a ``card_width`` projection of the trunk's last hidden layer). A card
     action is only ever legal for a card in hand (pass, discard, play), so the scorer runs over the held cards
     alone; given the legal-action ``mask``, over the legal ones alone (the other logits are masked anyway, so the
     masked logits are the same). ``packed`` is :func:`card_inputs` of ``obs`` (computed here when not given), laid
-    out as :attr:`inputs` says.
+    out as :attr:`inputs` says. ``pad`` pads the scorer's rows to :func:`agents.ppo.shapes.padded_size` (the same
+    logits, in fewer shapes: the caller's choice, the trainer's on the CPU in bfloat16).
     """
 
     def __init__(self, obs_dim: int, players: int, hidden_sizes: tuple[int, ...], num_actions: int,
@@ -97,25 +99,31 @@ class CardActor(nn.Module):
         self.act = act()
 
     @torch.no_grad()
-    def load_plain(self, plain: nn.Sequential) -> None:
-        """Take the weights of a plain actor of the same hidden sizes (:func:`agents.ppo.mlp`) so that this actor
+    def load_plain(self, plain: nn.Module) -> None:
+        """Take the weights of a plain actor of the same hidden sizes (:func:`agents.ppo.mlp.mlp`) so that this actor
         computes exactly its logits: the trunk reads the row features with zero weights and the card scorer's
         output layer starts at zero. Training then adds card play to a network that already bids and passes."""
-        linears = [m for m in plain if isinstance(m, nn.Linear)]
+        layers = mlp_layers(plain)
+        if layers is None:
+            raise ValueError(f"a {type(plain).__name__} is not a plain actor (agents.ppo.mlp.mlp_layers cannot read it)")
         mine = [m for m in self.trunk if isinstance(m, nn.Linear)] + [self.head]
-        shapes = [tuple(m.weight.shape) for m in linears]
+        shapes = [tuple(m.weight.shape) for m in layers.linears]
         expected = [(m.weight.shape[0], m.weight.shape[1] - (self.features.num_row_features if i == 0 else 0))
                     for i, m in enumerate(mine)]
         if shapes != expected:
             raise ValueError(f"a plain actor with layers {shapes} does not fit this card actor (layers {expected})")
-        for i, (src, dst) in enumerate(zip(linears, mine)):
+        if layers.activation is not activation_of(self.act):
+            raise ValueError(f"a plain actor of activation {layers.activation.name!r} does not fit this card actor "
+                             f"({type(self.act).__name__})")
+        for src, dst in zip(layers.linears, mine):
             dst.weight.zero_()
             dst.weight[:, :src.weight.shape[1]] = src.weight
             dst.bias.copy_(src.bias)
         self.card_out.weight.zero_()
         self.card_out.bias.zero_()
 
-    def forward(self, obs: torch.Tensor, packed: torch.Tensor | None = None, mask: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(self, obs: torch.Tensor, packed: torch.Tensor | None = None, mask: torch.Tensor | None = None, *,
+                pad: bool = False) -> torch.Tensor:
         if packed is None:
             packed = torch.from_numpy(card_inputs(obs.detach().float().cpu().numpy(), self.players)).to(obs.device)
         rows, slot_cards, slot_features = self.inputs.split(packed)
@@ -127,12 +135,12 @@ class CardActor(nn.Module):
             held &= mask[:, :NUM_CARDS].gather(1, slot_cards.long().clamp(min=0))
         r, j = torch.nonzero(held, as_tuple=True)
         card = slot_cards[r, j].long()
-        # Under CPU autocast (the trainer's bfloat16) the scorer's rows are padded to a few sizes (agents.ppo.shapes:
-        # oneDNN compiles a kernel per shape) with copies of the first (row 0, slot 0), whose scores are dropped.
+        # Where the caller pads (the trainer on the CPU in bfloat16: agents.training.compute.Compute.pads) the scorer's
+        # rows are padded to a few sizes (agents.ppo.shapes: oneDNN compiles a kernel per shape) with copies of the
+        # first (row 0, slot 0), whose scores are dropped.
         m = len(r)
-        pads = obs.device.type == "cpu" and torch.is_autocast_enabled("cpu")
-        pad = r.new_zeros(padded_size(m) - m if pads else 0)
-        rp, jp = torch.cat([r, pad]), torch.cat([j, pad])
+        extra = r.new_zeros(padded_size(m) - m if pad else 0)
+        rp, jp = torch.cat([r, extra]), torch.cat([j, extra])
         features = slot_features[rp, jp]
         u = self.act(self.card_in(features) + self.context(h)[rp])
         score = self.card_out(self.act(self.card_hidden(u))).squeeze(-1)[:m]
@@ -178,7 +186,7 @@ def card_actor_layers(actor: nn.Module) -> CardActorLayers | None:
     return CardActorLayers(tuple(trunk[0::2]), *scorer, activation)
 
 
-def _stacked_linear(layers: list[nn.Linear], dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+def stacked_linear(layers: list[nn.Linear], dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
     """Weights ``[n, in, out]`` and biases ``[n, 1, out]`` of ``n`` linear layers of one shape, for ``torch.baddbmm``."""
     weight = torch.stack([layer.weight.detach().t() for layer in layers]).to(dtype).contiguous()
     return weight, torch.stack([layer.bias.detach() for layer in layers])[:, None, :].to(dtype)
@@ -195,9 +203,9 @@ class StackedCardActors:
         first, layers = actors[0], [card_actor_layers(actor) for actor in actors]
         self.players, self.inputs, self.dtype = first.players, first.inputs, dtype
         self.activation = layers[0].activation.function
-        self.trunk = [_stacked_linear([each.trunk[i] for each in layers], dtype) for i in range(len(layers[0].trunk))]
+        self.trunk = [stacked_linear([each.trunk[i] for each in layers], dtype) for i in range(len(layers[0].trunk))]
         self.head, self.context, self.card_in, self.card_hidden, self.card_out = (
-            _stacked_linear([getattr(each, name) for each in layers], dtype)
+            stacked_linear([getattr(each, name) for each in layers], dtype)
             for name in ("head", "context", "card_in", "card_hidden", "card_out"))
 
     @staticmethod
@@ -241,4 +249,4 @@ class StackedCardActors:
         return torch.cat([card_logits, logits[..., NUM_CARDS:]], -1)
 
 
-__all__ = ["CardFeatures", "CardActor", "CardActorLayers", "StackedCardActors", "card_actor_layers"]
+__all__ = ["CardFeatures", "CardActor", "CardActorLayers", "StackedCardActors", "card_actor_layers", "stacked_linear"]

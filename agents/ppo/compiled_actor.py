@@ -12,7 +12,7 @@ built; :meth:`CompiledActor.current` tells whether they have changed since (torc
 parameter), so a holder can rebuild it.
 
 >>> import numpy as np, torch
->>> from agents.ppo.network import mlp
+>>> from agents.ppo.mlp import mlp
 >>> actor = mlp(6, (4,), 3, "relu", 1.0)
 >>> x = np.array([[0, 1, 0, 0, 0.5, 0]], np.float32); legal = np.ones((1, 3), bool)
 >>> np.allclose(CompiledActor(actor).masked_logits(x, legal), actor(torch.from_numpy(x)).detach().numpy(), atol=1e-5)
@@ -27,10 +27,15 @@ import torch.nn as nn
 from numba import njit, types
 from numba.typed import List
 
-from agents.ppo.activations import Activation, activation_of
+from agents.ppo.activations import ACTIVATIONS
 from agents.ppo.card_features import card_inputs
 from agents.ppo.card_net import CardActor, card_actor_layers
+from agents.ppo.mlp import mlp_layers
 from agents.ppo.network import MASKED_LOGIT
+
+# The kernels' activation codes, read from the table (numba freezes a global as a compile-time constant).
+RELU = ACTIVATIONS["relu"].code
+TANH = ACTIVATIONS["tanh"].code
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -42,12 +47,13 @@ def _axpy(a, x, y):
 
 @njit(cache=True, nogil=True, inline="always")
 def _activate(u, activation):
-    """ReLU (code 1) or tanh (code 2: the codes of :data:`agents.ppo.activations.ACTIVATIONS`) in place."""
-    if activation == 1:
+    """ReLU (code :data:`RELU`) or tanh (code :data:`TANH`) in place; the codes of
+    :data:`agents.ppo.activations.ACTIVATIONS`."""
+    if activation == RELU:
         for i in range(u.shape[0]):
             if u[i] < 0.0:
                 u[i] = 0.0
-    elif activation == 2:
+    elif activation == TANH:
         for i in range(u.shape[0]):
             u[i] = np.tanh(u[i])
 
@@ -139,21 +145,14 @@ def _typed_list(arrays: list[np.ndarray], ndim: int) -> List:
     return out
 
 
-def _layers(trunk: nn.Sequential) -> tuple[list[nn.Linear], Activation | None]:
-    """The linear layers of an MLP and its one activation (None when it has none, several, or one not in the table)."""
-    linears = [m for m in trunk if isinstance(m, nn.Linear)]
-    acts = {activation_of(m) for m in trunk if not isinstance(m, nn.Linear)}
-    return linears, (acts.pop() if len(acts) == 1 else None)
-
-
 class CompiledActor:
-    """An actor module (a plain :func:`~agents.ppo.network.mlp` or a :class:`CardActor`) as compiled loops."""
+    """An actor module (a plain :func:`~agents.ppo.mlp.mlp` or a :class:`CardActor`) as compiled loops."""
 
     def __init__(self, actor: nn.Module):
         if not self.fits(actor):
-            raise ValueError(f"CompiledActor: cannot compile {type(actor).__name__} (an MLP of Linear layers, each but "
-                             "the last followed by one kind of activation of agents.ppo.activations, or a CardActor "
-                             "of known layers: agents.ppo.card_net.card_actor_layers)")
+            raise ValueError(f"CompiledActor: cannot compile {type(actor).__name__} (a CPU float32 plain MLP of known "
+                             "layers, agents.ppo.mlp.mlp_layers, or a CardActor of known layers: "
+                             "agents.ppo.card_net.card_actor_layers)")
         self._parameters = list(actor.parameters())
         self._versions = self._read_versions()
         layers = card_actor_layers(actor)
@@ -166,8 +165,8 @@ class CompiledActor:
             self.card_in, self.card_hidden, self.card_out = (_weights(layers.card_in), _weights(layers.card_hidden),
                                                              _weights(layers.card_out))
         else:
-            linears, activation = _layers(actor)
-            hidden, self.activation = linears[1:-1], activation.code
+            plain = mlp_layers(actor)
+            linears, hidden, self.activation = plain.linears, plain.linears[1:-1], plain.activation.code
             self.output = _weights(linears[-1])
         self.first = _weights(linears[0])
         hidden_weights = [_weights(layer) for layer in hidden]
@@ -176,20 +175,14 @@ class CompiledActor:
 
     @staticmethod
     def fits(actor: nn.Module) -> bool:
-        """Whether ``actor`` is a CPU float32 MLP (Linear layers, each but the last followed by the same activation,
-        one of :data:`agents.ppo.activations.ACTIVATIONS`) or a :class:`CardActor` whose every layer is placed
-        (:func:`~agents.ppo.card_net.card_actor_layers`: an added layer sends it to torch)."""
+        """Whether ``actor`` is on the CPU in float32 and a plain MLP whose every layer is placed
+        (:func:`~agents.ppo.mlp.mlp_layers`) or a :class:`CardActor` whose every layer is placed
+        (:func:`~agents.ppo.card_net.card_actor_layers`): an added or unknown layer sends it to torch."""
         if any(p.device.type != "cpu" or p.dtype != torch.float32 for p in actor.parameters()):
             return False
         if isinstance(actor, CardActor):
             return card_actor_layers(actor) is not None
-        if not isinstance(actor, nn.Sequential):
-            return False
-        linears, activation = _layers(actor)
-        if activation is None or len(linears) < 2:
-            return False
-        kinds = [nn.Linear if isinstance(m, nn.Linear) else type(m) for m in actor]  # SparseInputLinear is a Linear
-        return kinds == [nn.Linear, activation.module] * (len(linears) - 1) + [nn.Linear]
+        return mlp_layers(actor) is not None
 
     def _read_versions(self) -> tuple[int, ...]:
         return tuple(p._version for p in self._parameters)

@@ -19,7 +19,6 @@ Layers use orthogonal initialisation (gain sqrt(2) for hidden layers, 0.01 for t
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -30,6 +29,7 @@ import torch.nn as nn
 from agents.ppo.activations import ACTIVATIONS
 from agents.ppo.card_features import card_inputs
 from agents.ppo.card_net import CardActor
+from agents.ppo.mlp import mlp
 from agents.ppo.sparse_linear import SparseInputLinear, SparseRows
 from pcr_env.actions import NUM_ACTIONS
 from pcr_env.observation import players_for_size
@@ -71,25 +71,6 @@ class NetworkConfig:
             raise ValueError(f"network.card_width = {self.card_width!r} is not allowed: a positive integer")
 
 
-def layer_init(layer: nn.Linear, std: float = math.sqrt(2), bias_const: float = 0.0) -> nn.Linear:
-    """Orthogonal weights with gain ``std`` and constant bias (the usual PPO initialisation)."""
-    nn.init.orthogonal_(layer.weight, std)
-    nn.init.constant_(layer.bias, bias_const)
-    return layer
-
-
-def mlp(in_dim: int, hidden: tuple[int, ...], out_dim: int, activation: str, out_std: float) -> nn.Sequential:
-    """The layers of an actor or critic; the first reads the (mostly zero) encoding, so it is sparse-aware."""
-    act = ACTIVATIONS[activation].module
-    layers: list[nn.Module] = []
-    for i, width in enumerate(hidden):
-        linear = SparseInputLinear if i == 0 else nn.Linear
-        layers += [layer_init(linear(in_dim, width)), act()]
-        in_dim = width
-    layers.append(layer_init(nn.Linear(in_dim, out_dim), std=out_std))
-    return nn.Sequential(*layers)
-
-
 class ActorCritic(nn.Module):
     """Masked policy over the 70 actions plus a value head (see the module docstring)."""
 
@@ -116,6 +97,13 @@ class ActorCritic(nn.Module):
             return inputs
         return np.concatenate([inputs, card_inputs(obs, self.actor.players)], 1)
 
+    def split_rollout_inputs(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Rows of :meth:`rollout_inputs` split back into its ``inputs`` and the card actor's inputs (``None`` for a
+        plain actor, whose rows are the inputs alone)."""
+        if not self.card_input_size:
+            return x, None
+        return x[:, :-self.card_input_size], x[:, -self.card_input_size:]
+
     @property
     def sparse_input(self) -> bool:
         """Whether both first layers read :class:`SparseRows` directly (the plain MLPs; a card actor's features
@@ -124,13 +112,14 @@ class ActorCritic(nn.Module):
                    for net in (self.actor, self.critic))
 
     def masked_logits(self, obs: torch.Tensor | SparseRows, mask: torch.Tensor,
-                      card_inputs: torch.Tensor | None = None) -> torch.Tensor:
+                      card_inputs: torch.Tensor | None = None, *, pad: bool = False) -> torch.Tensor:
         """Logits ``[B, A]`` with illegal actions (``mask`` False) set to ``MASKED_LOGIT``.
         ``obs`` may be given by its non-zero entries (:func:`agents.sparse_linear.sparse_rows`); a card actor
-        takes its precomputed ``card_inputs`` (:meth:`rollout_inputs`) or computes them from ``obs``."""
+        takes its precomputed ``card_inputs`` (:meth:`rollout_inputs`) or computes them from ``obs``, and pads its
+        card scorer's rows where ``pad`` (:meth:`CardActor.forward`; a plain actor has no such rows)."""
         if self.config.card_head:
             dense = obs.dense() if isinstance(obs, SparseRows) else obs
-            return self.actor(dense, card_inputs, mask).masked_fill(~mask, MASKED_LOGIT)
+            return self.actor(dense, card_inputs, mask, pad=pad).masked_fill(~mask, MASKED_LOGIT)
         return self.actor(obs).masked_fill(~mask, MASKED_LOGIT)
 
     def value(self, critic_input: torch.Tensor | SparseRows) -> torch.Tensor:

@@ -96,9 +96,7 @@ def minibatch_outputs(model: ActorCritic, compute: Compute, t: dict[str, torch.T
 def _network_outputs(model: ActorCritic, compute: Compute, x: torch.Tensor, mask: torch.Tensor,
                      central: bool) -> tuple[torch.Tensor, torch.Tensor]:
     """:func:`network_outputs` of exactly the rows given."""
-    packed = None
-    if model.card_input_size:
-        x, packed = x[:, :-model.card_input_size], x[:, -model.card_input_size:]
+    x, packed = model.split_rollout_inputs(x)
     if packed is None and compute.dtype == torch.float32 and sparse_pays(x) and model.sparse_input:
         # Both first layers are sparse-aware (agents.ppo.sparse_linear): find the non-zeros once for both.
         x = sparse_rows(x)
@@ -109,7 +107,7 @@ def _network_outputs(model: ActorCritic, compute: Compute, x: torch.Tensor, mask
         x = x.to(compute.dtype)
         obs = x[:, :model.obs_dim]
     with compute.autocast():
-        logits = model.masked_logits(obs, mask, packed)
+        logits = model.masked_logits(obs, mask, packed, pad=compute.pads)
         value = model.value(x if central else obs)
     return logits.float(), value.float()
 

@@ -34,14 +34,13 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch import nn
 
 from agents import make_agent
-from agents.ppo.activations import activation_of
 from agents.ppo.agent import PPOAgent
 from agents.ppo.card_features import card_inputs
-from agents.ppo.card_net import StackedCardActors
+from agents.ppo.card_net import StackedCardActors, stacked_linear
 from agents.ppo.checkpoint import make_checkpoint
+from agents.ppo.mlp import MlpLayers, mlp_layers
 from agents.ppo.network import MASKED_LOGIT, ActorCritic, log_probs, sample_actions
 from agents.training.config import SelfPlayConfig
 from pcr_env.config import RulesConfig
@@ -142,7 +141,8 @@ class OpponentPool:
     def _stacked(self) -> StackedCardActors | list[Layer] | None:
         """The snapshots' actors as one batched pass: a :class:`StackedCardActors`, or per MLP layer the weights
         ``[slots, in, out]``, biases ``[slots, 1, out]`` and the activation after it; ``None`` if the snapshots are
-        not all CPU PPOAgents of one actor shape."""
+        not all CPU PPOAgents of one actor shape whose layers are known (:func:`agents.ppo.mlp.mlp_layers`,
+        :func:`agents.ppo.card_net.card_actor_layers`)."""
         if self._stack is not None:
             return self._stack
         agents = self.agents
@@ -152,23 +152,13 @@ class OpponentPool:
         if StackedCardActors.fits(actors):
             self._stack = StackedCardActors(actors, self.dtype)
             return self._stack
-        if not all(isinstance(actor, nn.Sequential) for actor in actors):
+        plain = [mlp_layers(actor) for actor in actors]
+        if any(each is None for each in plain) or not _one_shape(plain):
             return None
-
-        def layout(actor: nn.Module) -> list[tuple[type, Any]]:
-            return [(type(m), tuple(m.weight.shape) if isinstance(m, nn.Linear) else None) for m in actor]
-
-        shape, modules = layout(actors[0]), list(actors[0])
-        if any(layout(actor) != shape for actor in actors) or not all(
-                isinstance(m, nn.Linear) or activation_of(m) is not None for m in modules):
-            return None
+        activation, depth = plain[0].activation.function, len(plain[0].linears)
         layers = []
-        for i, module in enumerate(modules):
-            if isinstance(module, nn.Linear):
-                after = modules[i + 1] if i + 1 < len(modules) and not isinstance(modules[i + 1], nn.Linear) else None
-                weight = torch.stack([actor[i].weight.detach().t() for actor in actors]).to(self.dtype).contiguous()
-                bias = torch.stack([actor[i].bias.detach() for actor in actors])[:, None, :].to(self.dtype)
-                layers.append((weight, bias, activation_of(after).function if after is not None else None))
+        for i, linears in enumerate(zip(*(each.linears for each in plain))):  # layer i of every snapshot
+            layers.append((*stacked_linear(list(linears), self.dtype), activation if i < depth - 1 else None))
         self._stack = layers
         return layers
 
@@ -215,6 +205,14 @@ class OpponentPool:
     def set_stream_states(self, states: list[Any]) -> None:
         for agent, state in zip(self.agents, states):
             agent.set_state(state)
+
+
+def _one_shape(plain: list[MlpLayers]) -> bool:
+    """Whether plain MLPs have the same activation and linear layers of the same shapes (so they stack)."""
+    def shape(each: MlpLayers) -> list[tuple[int, ...]]:
+        return [tuple(linear.weight.shape) for linear in each.linears]
+
+    return all(each.activation is plain[0].activation and shape(each) == shape(plain[0]) for each in plain)
 
 
 def round_outcome(learner_score: float, opponent_score: float) -> float:
