@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 import os
 import sys
 import warnings
@@ -199,3 +200,19 @@ def random_game(
                 return
             if state.phase == E.Phase.ROUND_END:
                 E.start_next_round(state, rng)
+
+
+# ----------------------------------------------------------------------------- training runs' logs
+TIMING_KEYS = ("time", "seconds", "decisions_per_second", "charts/decisions_per_second", "charts/collect_fraction")
+"""The records' keys that differ between two runs of the same training (wall-clock time and speeds)."""
+
+
+def run_records(run_dir: Path) -> list[dict]:
+    """A training run's ``log.jsonl``, one dict per record."""
+    return [json.loads(line) for line in (run_dir / "log.jsonl").read_text().splitlines()]
+
+
+def kept_records(run_dir: Path) -> list[dict]:
+    """The records that must match a straight run's: training, evaluations, stage changes and the end, timing dropped."""
+    return [{k: v for k, v in r.items() if k not in TIMING_KEYS} for r in run_records(run_dir)
+            if r["type"] in ("warmstart", "iteration", "eval", "stage", "done")]

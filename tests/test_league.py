@@ -5,13 +5,13 @@ exploiter stage or at its boundaries, resumes to the straight run, with one and 
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from conftest import kept_records, run_records
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -28,21 +28,11 @@ LEAGUE = ("stages=[{kind: bc, decisions: 512}, {kind: ppo, decisions: 1024}, "
 """Six iterations of 512 decisions: bc 1, PPO 2, an exploiter 2, PPO 2 against a mix that holds it."""
 MIX = "selfplay.opponents={self: 0.25, snapshot: 0.25, exploiter: 0.5}"
 SETS = [LEAGUE, MIX, "rules.max_rounds=1", "checkpoint_every=1", "eval.every=1", "eval.deals=2", "eval.final_deals=2"]
-TIMING = ("time", "seconds", "decisions_per_second", "charts/decisions_per_second", "charts/collect_fraction")
 
 
 def args(run_dir: Path, workers: int = 1, sets: list[str] = SETS) -> list[str]:
     return ["--config", SMOKE, "--run-dir", str(run_dir), "--quiet",
             *[a for s in [*sets, f"num_workers={workers}"] for a in ("--set", s)]]
-
-
-def records(run_dir: Path) -> list[dict]:
-    return [json.loads(line) for line in (run_dir / "log.jsonl").read_text().splitlines()]
-
-
-def kept(run_dir: Path) -> list[dict]:
-    return [{k: v for k, v in r.items() if k not in TIMING} for r in records(run_dir)
-            if r["type"] in ("warmstart", "iteration", "eval", "stage", "done")]
 
 
 def load(path: Path) -> dict:
@@ -64,7 +54,7 @@ def test_the_exploiter_plays_the_frozen_main_network_alone_and_leaves_it_unchang
     workers, run_dir = straight
     if workers == 2:
         pytest.skip("one worker is enough for what the stage does (the resume tests cover two)")
-    iterations = [r for r in records(run_dir) if r["type"] == "iteration"]
+    iterations = [r for r in run_records(run_dir) if r["type"] == "iteration"]
     exploiter = [r for r in iterations if r["stage"] == 2]
     assert len(exploiter) == 2
     for r in exploiter:  # every round against the main network, none in self-play, no snapshot added
@@ -72,7 +62,7 @@ def test_the_exploiter_plays_the_frozen_main_network_alone_and_leaves_it_unchang
         assert not any(k.startswith("charts/score_diff_vs_") and k != "charts/score_diff_vs_main" for k in r)
     assert any("charts/score_diff_vs_main" in r for r in exploiter)
     assert exploiter[0]["charts/pool_size"] == exploiter[-1]["charts/pool_size"]
-    evaluated = [r["iteration"] for r in records(run_dir) if r["type"] == "eval" and not r["final"]]
+    evaluated = [r["iteration"] for r in run_records(run_dir) if r["type"] == "eval" and not r["final"]]
     assert 2 in evaluated and not {3, 4} & set(evaluated)  # the main network before the stage, never the exploiter
     after = [r for r in iterations if r["stage"] == 3]
     assert all(r["charts/exploiter_pool_size"] == 1 and r["charts/main_pool_size"] == 0 for r in after)
@@ -109,7 +99,7 @@ def test_a_league_run_stopped_anywhere_resumes_exactly(straight, tmp_path, stop_
     assert same_weights(load(full / "league" / "exploiter_1.pt")["model"], load(run_dir / "league" / "exploiter_1.pt")["model"])
     league = load(full / "checkpoints" / "latest.pt")["training"]["league"]
     assert league["trained"] == 1 and len(league["exploiters"]["models"]) == 1 and not league["main"]["models"]
-    assert kept(full) == kept(run_dir)
+    assert kept_records(full) == kept_records(run_dir)
 
 
 def test_a_run_without_exploiter_stages_has_no_league_and_refuses_the_exploiter_kind(tmp_path):

@@ -4,7 +4,6 @@ resumes to the straight run's latest.pt, best.pt, best score and records, with o
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import kept_records, run_records
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -28,22 +28,11 @@ STAGES = ("stages=[{kind: bc, decisions: 512}, "
 # max_rounds=1: every round ends its game, so every game ends (and starts again) about every second
 # rollout of 32 steps, in every stage; checkpoint_every=1 so that a kill loses at most one iteration.
 SETS = [STAGES, "rules.max_rounds=1", "checkpoint_every=1", "eval.every=1", "eval.deals=2", "eval.final_deals=2"]
-TIMING = ("time", "seconds", "decisions_per_second", "charts/decisions_per_second", "charts/collect_fraction")
 
 
 def args(run_dir: Path, workers: int = 1) -> list[str]:
     sets = [*SETS, f"num_workers={workers}"]
     return ["--config", SMOKE, "--run-dir", str(run_dir), "--quiet", *[a for s in sets for a in ("--set", s)]]
-
-
-def records(run_dir: Path) -> list[dict]:
-    return [json.loads(line) for line in (run_dir / "log.jsonl").read_text().splitlines()]
-
-
-def kept(run_dir: Path) -> list[dict]:
-    """The records that must match a straight run: training, evaluations, checkpoints, stage changes."""
-    return [{k: v for k, v in r.items() if k not in TIMING} for r in records(run_dir)
-            if r["type"] in ("warmstart", "iteration", "eval", "stage", "done")]
 
 
 def assert_same_run(a: Path, b: Path) -> None:
@@ -53,7 +42,7 @@ def assert_same_run(a: Path, b: Path) -> None:
         assert all(torch.equal(x["model"][k], y["model"][k]) for k in x["model"]), name
     tx, ty = (torch.load(d / "checkpoints" / "latest.pt", weights_only=True)["training"] for d in (a, b))
     assert tx["best_score"] == ty["best_score"] and tx["stage"] == ty["stage"] == 4
-    assert kept(a) == kept(b)
+    assert kept_records(a) == kept_records(b)
 
 
 @pytest.fixture(scope="module", params=[1, 2], ids=["1worker", "2workers"])
@@ -65,7 +54,7 @@ def straight(request, tmp_path_factory) -> tuple[int, Path]:
 
 def test_a_staged_run_runs_its_stages_in_order_on_one_axis(straight):
     _, run_dir = straight
-    recs = records(run_dir)
+    recs = run_records(run_dir)
     trained = [(r["stage"], r.get("kind", "ppo")) for r in recs if r["type"] in ("warmstart", "iteration")]
     assert trained == [(0, "bc"), (1, "expert_iteration"), (1, "expert_iteration"), (2, "ppo"), (2, "ppo"), (3, "ppo")]
     decisions = [r["decisions"] for r in recs if r["type"] in ("warmstart", "iteration")]
@@ -87,7 +76,7 @@ def test_a_staged_run_stopped_anywhere_resumes_exactly(straight, tmp_path, stop_
         pytest.skip("two workers: inside each kind of stage and one boundary is enough (spawning is slow)")
     run_dir = tmp_path / "stopped"
     train.main([*args(run_dir, workers), "--max-iterations", str(stop_after)])
-    assert records(run_dir)[-1]["reason"] == "stopped"
+    assert run_records(run_dir)[-1]["reason"] == "stopped"
     train.main(["--resume", str(run_dir), "--quiet"])
     assert_same_run(full, run_dir)
 
@@ -188,8 +177,8 @@ def test_search_over_the_learner_searches_the_network_frozen_at_its_stage_start(
     for name in ("latest.pt", "best.pt"):
         x, y = (torch.load(d / "checkpoints" / name, weights_only=True) for d in (full, stopped))
         assert all(torch.equal(x["model"][k], y["model"][k]) for k in x["model"]), name
-    assert kept(full) == kept(stopped)
-    labels = [r for r in records(full) if r["type"] == "warmstart" and r["kind"] == "expert_iteration"]
+    assert kept_records(full) == kept_records(stopped)
+    labels = [r for r in run_records(full) if r["type"] == "warmstart" and r["kind"] == "expert_iteration"]
     assert len(labels) == 2 and all(r["targets"] == "values" and r["labels"] > 0 for r in labels)
     final = torch.load(full / "checkpoints" / "latest.pt", weights_only=True)["training"]
     assert final["stage"] == 3 and final["searched_weights"] is None  # PPO and after: no teacher kept
