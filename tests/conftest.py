@@ -29,7 +29,7 @@ import json
 import os
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -216,3 +216,11 @@ def kept_records(run_dir: Path) -> list[dict]:
     """The records that must match a straight run's: training, evaluations, stage changes and the end, timing dropped."""
     return [{k: v for k, v in r.items() if k not in TIMING_KEYS} for r in run_records(run_dir)
             if r["type"] in ("warmstart", "iteration", "eval", "stage", "done")]
+
+
+def stop_then_resume(train_main: Callable[[list[str]], None], run_dir: Path, args: list[str], stop_after: int) -> None:
+    """Train ``args`` (``train.main``'s) for ``stop_after`` iterations, which saves latest.pt and stops, then resume
+    ``run_dir`` to the end."""
+    train_main([*args, "--max-iterations", str(stop_after)])
+    assert run_records(run_dir)[-1]["reason"] == "stopped"
+    train_main(["--resume", str(run_dir), "--quiet"])

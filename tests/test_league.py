@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import kept_records, run_records
+from conftest import kept_records, run_records, stop_then_resume
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -92,8 +92,7 @@ def test_a_league_run_stopped_anywhere_resumes_exactly(straight, tmp_path, stop_
     if workers == 2 and stop_after in (3, 6):
         pytest.skip("two workers: inside the exploiter stage and at its end are enough (spawning is slow)")
     run_dir = tmp_path / "stopped"
-    train.main([*args(run_dir, workers), "--max-iterations", str(stop_after)])
-    train.main(["--resume", str(run_dir), "--quiet"])
+    stop_then_resume(train.main, run_dir, args(run_dir, workers), stop_after)
     for name in ("latest.pt", "best.pt"):
         assert same_weights(load(full / "checkpoints" / name)["model"], load(run_dir / "checkpoints" / name)["model"]), name
     assert same_weights(load(full / "league" / "exploiter_1.pt")["model"], load(run_dir / "league" / "exploiter_1.pt")["model"])

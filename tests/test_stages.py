@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import kept_records, run_records
+from conftest import kept_records, run_records, stop_then_resume
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -75,9 +75,7 @@ def test_a_staged_run_stopped_anywhere_resumes_exactly(straight, tmp_path, stop_
     if workers == 2 and stop_after in (1, 5):
         pytest.skip("two workers: inside each kind of stage and one boundary is enough (spawning is slow)")
     run_dir = tmp_path / "stopped"
-    train.main([*args(run_dir, workers), "--max-iterations", str(stop_after)])
-    assert run_records(run_dir)[-1]["reason"] == "stopped"
-    train.main(["--resume", str(run_dir), "--quiet"])
+    stop_then_resume(train.main, run_dir, args(run_dir, workers), stop_after)
     assert_same_run(full, run_dir)
 
 
