@@ -20,6 +20,7 @@ from agents import make_agent  # noqa: E402
 from agents.training.config import SelfPlayConfig  # noqa: E402
 from agents.training.league import League  # noqa: E402
 from agents.training.opponents import SELF, OpponentPool, Opponents  # noqa: E402
+from pcr_env.vector import VectorEnv  # noqa: E402
 
 SMOKE = str(ROOT / "configs" / "smoke.yaml")
 LEAGUE = ("stages=[{kind: bc, decisions: 512}, {kind: ppo, decisions: 1024}, "
@@ -71,7 +72,9 @@ def test_the_exploiter_plays_the_frozen_main_network_alone_and_leaves_it_unchang
     # The exploiter's file is an agent; the main network that comes back is the one the stage froze: a run that
     # stops after the PPO stage before it holds the same weights.
     exploiter_file = run_dir / "league" / "exploiter_1.pt"
-    assert make_agent(f"ppo:{exploiter_file}").act_batch is not None
+    obs, masks, _ = VectorEnv(4, seed=0).reset()
+    actions = make_agent(f"ppo:{exploiter_file}", seed=0).act_batch(obs, masks)
+    assert masks[np.arange(4), actions].all()  # it loads as an agent and plays legal moves
     before = tmp_path / "before"
     train.main([*args(before), "--max-iterations", "3"])
     frozen = load(before / "checkpoints" / "latest.pt")
