@@ -1,5 +1,6 @@
 """Training curves as a picture (python -m agents.training.curves RUN_DIR): a valid PNG from a synthetic log and
-from a real smoke run, logs without evaluations or warm start, resumed runs, and one-line errors."""
+from a real smoke run, logs without evaluations or warm start, resumed runs, a league's exploiter stages, and one-line
+errors."""
 
 from __future__ import annotations
 
@@ -65,6 +66,17 @@ def test_synthetic_log_gives_a_png(tmp_path):
     assert path == run / "curves.png"
     w, h = png_size(path)
     assert w > 1000 and h > 700
+
+
+def test_a_leagues_exploiter_stages_are_spans_to_the_next_stage_or_the_last_iteration(tmp_path):
+    stage = lambda k, kind, at: {"type": "stage", "stage": k, "kind": kind, "decisions": at}  # noqa: E731
+    recs = synthetic_log(iterations=12) + [stage(1, "exploiter", 1024), stage(2, "ppo", 2048),
+                                           stage(3, "exploiter", 4096), stage(1, "exploiter", 1024)]  # resumed: logged twice
+    log = curves.parse_log([json.dumps(r) + "\n" for r in recs])
+    assert [s["stage"] for s in log.stages] == [1, 2, 3]
+    assert log.spans("exploiter") == [(1024.0, 2048.0), (4096.0, 512.0 * 12)]
+    assert log.spans("ppo") == [(2048.0, 4096.0)] and curves.RunLog().spans("exploiter") == []
+    png_size(curves.plot_curves(log, tmp_path / "league.png"))
 
 
 def test_log_without_evals_or_warmstart(tmp_path):

@@ -13,6 +13,10 @@ older logs count PPO decisions only):
 * **warm start** (only if the run had one): behaviour-cloning loss and accuracy of the
   ``"warmstart"`` records, per warm-start iteration (they come before PPO decision 0).
 
+The stretches of a league's ``exploiter`` stages (from the ``"stage"`` records) are shaded on the
+panels against decisions: their iterations train the exploiter, not the main network, and no
+evaluation runs inside them.
+
 A resumed run appends to the same log; an iteration logged twice keeps its last record.
 A last line without its newline (a run still writing) is ignored; any other line that is
 not JSON is an error. The picture is written with matplotlib's Agg canvas (no display, no
@@ -52,7 +56,16 @@ class RunLog:
     iterations: list[dict[str, Any]] = field(default_factory=list)
     evals: list[dict[str, Any]] = field(default_factory=list)
     warmstart: list[dict[str, Any]] = field(default_factory=list)
+    stages: list[dict[str, Any]] = field(default_factory=list)
     source: str = ""
+
+    def spans(self, kind: str) -> list[tuple[float, float]]:
+        """The (first, last) decisions of each stage of ``kind``: from its start to the next stage's start
+        (or the last iteration logged)."""
+        end = self.iterations[-1]["decisions"] if self.iterations else 0
+        starts = [(float(s["decisions"]), s.get("kind")) for s in self.stages if "decisions" in s]
+        return [(start, starts[k + 1][0] if k + 1 < len(starts) else float(end))
+                for k, (start, of_kind) in enumerate(starts) if of_kind == kind]
 
     @property
     def opponents(self) -> list[str]:
@@ -83,7 +96,7 @@ def parse_log(lines: Iterable[str], source: str = "log") -> RunLog:
     """Parse the lines of a ``log.jsonl`` (see the module docstring for what is kept)."""
     lines = list(lines)
     log = RunLog(source=source)
-    iterations, evals, warm = [], [], []
+    iterations, evals, warm, stages = [], [], [], []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -102,9 +115,12 @@ def parse_log(lines: Iterable[str], source: str = "log") -> RunLog:
             evals.append(rec)
         elif kind == "warmstart":
             warm.append(rec)
+        elif kind == "stage":
+            stages.append(rec)
     log.iterations = _last_per_key(iterations, "iteration")
     log.evals = _last_per_key(evals, "decisions")  # a stage's end evaluates at an iteration number PPO may reach too
     log.warmstart = _last_per_key(warm, "iteration")
+    log.stages = _last_per_key(stages, "stage")
     return log
 
 
@@ -165,6 +181,12 @@ def _series(records: Sequence[dict[str, Any]], key: str, x: str = "decisions") -
     return [a for a, _ in pts], [b for _, b in pts]
 
 
+def _shade_exploiter_stages(ax: Any, log: RunLog) -> None:
+    """Grey bands over the exploiter stages (labelled once, for the legend)."""
+    for k, (start, end) in enumerate(log.spans("exploiter")):
+        ax.axvspan(start, end, color="#adb5bd", alpha=0.25, lw=0, label="exploiter stage" if k == 0 else None)
+
+
 def _decisions_axis(ax) -> None:
     from matplotlib.ticker import FuncFormatter
 
@@ -204,6 +226,7 @@ _COLORS = ["#2f6fb3", "#c77a12", "#2b8a3e", "#7b2cbf", "#c8102e", "#495057"]
 def _eval_panel(ax: Any, log: RunLog) -> None:
     """Evaluation: the mean score difference with its 95% interval per opponent, final evaluations starred."""
     ax.axhline(0, color="#868e96", lw=0.8)
+    _shade_exploiter_stages(ax, log)
     for k, spec in enumerate(log.opponents):
         rows = [(e["decisions"], e["results"][spec], bool(e.get("final"))) for e in log.evals
                 if spec in e["results"] and isinstance(e["results"][spec], dict)]
@@ -231,6 +254,7 @@ def _eval_panel(ax: Any, log: RunLog) -> None:
 
 def _entropy_panel(ax: Any, log: RunLog) -> None:
     """Policy entropy, overall and per phase."""
+    _shade_exploiter_stages(ax, log)
     xs, ys = _series(log.iterations, "losses/entropy")
     if xs:
         ax.plot(xs, ys, color="black", lw=2.0, label="all decisions")
@@ -248,6 +272,7 @@ def _entropy_panel(ax: Any, log: RunLog) -> None:
 
 def _throughput_panel(ax: Any, log: RunLog) -> None:
     """Decisions per second per iteration, and their median."""
+    _shade_exploiter_stages(ax, log)
     xs, ys = _series(log.iterations, "charts/decisions_per_second")
     if xs:
         ax.plot(xs, ys, color=_COLORS[2], lw=1.0, alpha=0.8, label="per iteration")
