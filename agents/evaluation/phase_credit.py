@@ -24,6 +24,16 @@ DEFAULT_GROUPS = ("pass", "bid,trump", "play")
 """The phase groups handed over by default: passes, the contract (bid and trump), card play."""
 
 
+def group_phases(group: str) -> tuple[str, ...]:
+    """The phases of a group written comma-separated (``"bid,trump"`` -> ``("bid", "trump")``)."""
+    return tuple(p.strip() for p in group.split(",") if p.strip())
+
+
+def mix_name(a: str, b: str, phases: Sequence[str]) -> str:
+    """The name of ``a`` with ``b`` deciding ``phases``, as its tables record it: ``a[bid+trump=b]``."""
+    return f"{a}[{'+'.join(phases)}={b}]"
+
+
 class PhaseCredit(NamedTuple):
     """One row: the phases handed over (``whole``: all of them), the mean difference per deal and its 95% interval."""
 
@@ -45,8 +55,8 @@ def phase_credit(a: str, b: str, groups: Sequence[str] = DEFAULT_GROUPS, *, deal
         raise ValueError(f"against={against!r} is not allowed: allowed 'a' or 'b'")
     comparisons: list[tuple[str, object]] = [("whole", b)]
     for group in groups:
-        phases = tuple(p.strip() for p in group.split(",") if p.strip())
-        mix = PhaseMix(make_agent(a, rules=rules), make_agent(b, rules=rules), phases, name=f"{a}[{'+'.join(phases)}={b}]")
+        phases = group_phases(group)
+        mix = PhaseMix(make_agent(a, rules=rules), make_agent(b, rules=rules), phases, name=mix_name(a, b, phases))
         comparisons.append(("+".join(phases), mix))
     rows = []
     for label, agent in comparisons:

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from agents.evaluation import evaluate, format_table, write_outputs  # noqa: E402
+from agents.evaluation.phase_credit import group_phases  # noqa: E402
 from agents.registry import make_agent  # noqa: E402
 from agents.search import SearchAgent  # noqa: E402
 
@@ -42,7 +43,7 @@ def main() -> None:
     args = parser.parse_args()
     summary = []
     for group in args.groups:
-        phases = tuple(p.strip() for p in group.split(",") if p.strip())
+        phases = group_phases(group)
         agent = SearchAgent(make_agent(args.base), worlds=args.worlds, phases=phases,
                             source=f"search:{args.base}")
         agent.name = f"search[{'+'.join(phases)}]:{args.base}"
