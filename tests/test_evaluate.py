@@ -273,6 +273,36 @@ def test_bradley_terry_recovers_known_strengths():
     assert np.isfinite(sweep[1].elo) and sweep[1].elo < 0
 
 
+def test_over_seeds_means_each_seed_and_the_spread_between_them():
+    s = ev.over_seeds([[1.0, 3.0], [3.0, 5.0], [2.0, 4.0]])
+    assert s.means == [2.0, 4.0, 3.0] and s.mean == 3.0 and s.sd == 1.0
+    # t over seeds (2 degrees of freedom: 4.303 sd/sqrt(3)) is far wider than the deals' interval of the average.
+    assert abs(s.high - 3.0 - 4.3027 / np.sqrt(3)) < 1e-3 and s.paired[0] == 3.0
+    assert ev.over_seeds([[1.0], [2.0, 3.0]]).paired is None  # different deals: no per-deal average
+    with pytest.raises(ValueError, match="diffs has 1 seed"):
+        ev.over_seeds([[1.0, 2.0]])
+
+
+def test_over_seeds_study_reads_evaluate_outputs_and_signs_each_pair_against_the_opponent(tmp_path: Path):
+    """benchmarks/studies/over_seeds.py: each seed's figure is its pair's mean, whichever side the opponent was."""
+    import importlib.util
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "studies" / "over_seeds.py"
+    spec = importlib.util.spec_from_file_location("over_seeds_study", script)
+    study = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(study)
+    first = ev.evaluate(["heuristic", "random"], deals=6, seed=3, workers=1)
+    second = ev.evaluate(["random", "greedy"], deals=6, seed=3, workers=1)  # the opponent as agent_a: the sign flips
+    ev.write_outputs(first, tmp_path / "s1")
+    ev.write_outputs(second, tmp_path / "s2")
+    text = study.report([tmp_path / "s1", tmp_path / "s2" / "results.json"], "random")
+    means = [first.pairs[0].mean_diff, -second.pairs[0].mean_diff]
+    assert f"| `heuristic` | 6, seed 3 | {means[0]:+.2f} |" in text and f"| `greedy` | 6, seed 3 | {means[1]:+.2f} |" in text
+    assert f"Mean over 2 seeds: **{np.mean(means):+.2f}" in text and "same 6 deals of seed 3" in text
+    with pytest.raises(ValueError, match="'pimc' played no pair"):
+        study.report([tmp_path / "s1", tmp_path / "s2"], "pimc")
+
+
 # -------------------------------------------------------------- files and CLI
 def test_cli_prints_the_table_and_writes_json_csv(tmp_path: Path, capsys):
     out = tmp_path / "eval"

@@ -81,3 +81,39 @@ def bradley_terry(names: Sequence[str], wins: np.ndarray, anchor: int = 0, prior
         except np.linalg.LinAlgError:
             se[keep] = float("nan")
     return [Rating(names[i], float(theta[i] * ELO_SCALE), float(se[i] * ELO_SCALE)) for i in range(k)]
+
+
+@dataclass
+class SeedSummary:
+    """One recipe's duplicate score over training seeds: each seed's mean, and the recipe's."""
+
+    means: list[float]
+    """Each seed's mean difference per deal, in the order given."""
+    mean: float
+    """The mean of the seeds' means."""
+    low: float
+    """Student's t interval of the recipe's mean over seeds (``len(means) - 1`` degrees of freedom)."""
+    high: float
+    sd: float
+    """The standard deviation between seeds' means."""
+    paired: tuple[float, float, float] | None
+    """``(mean, low, high)`` over deals of the seeds' per-deal average: these networks on these deals
+    (the deal noise alone); ``None`` unless every seed played the same deals."""
+
+
+def over_seeds(diffs: Sequence[Sequence[float]], level: float = 0.95, same_deals: bool = True) -> SeedSummary:
+    """Summarise per-deal differences of one recipe trained from several seeds (one sequence per seed).
+
+    >>> s = over_seeds([[1.0, 3.0], [3.0, 5.0], [2.0, 4.0]])
+    >>> s.means, s.mean, round(s.sd, 2), s.paired[0]
+    ([2.0, 4.0, 3.0], 3.0, 1.0, 3.0)
+    """
+    if len(diffs) < 2:
+        raise ValueError(f"over_seeds: diffs has {len(diffs)} seed(s); at least 2 are needed for a spread")
+    means = [float(np.mean(d)) for d in diffs]
+    mean, low, high, sd = t_interval(np.array(means), level)
+    paired = None
+    if same_deals and len({len(d) for d in diffs}) == 1:
+        p_mean, p_low, p_high, _ = t_interval(np.mean(np.array(diffs, float), axis=0), level)
+        paired = (p_mean, p_low, p_high)
+    return SeedSummary(means, mean, low, high, sd, paired)
