@@ -297,8 +297,10 @@ def test_over_seeds_study_reads_evaluate_outputs_and_signs_each_pair_against_the
     ev.write_outputs(second, tmp_path / "s2")
     text = study.report([tmp_path / "s1", tmp_path / "s2" / "results.json"], "random")
     means = [first.pairs[0].mean_diff, -second.pairs[0].mean_diff]
-    assert f"| `heuristic` | 6, seed 3 | {means[0]:+.2f} |" in text and f"| `greedy` | 6, seed 3 | {means[1]:+.2f} |" in text
-    assert f"Mean over 2 seeds: **{np.mean(means):+.2f}" in text and "same 6 deals of seed 3" in text
+    shown = [study._signed(m) for m in (*means, np.mean(means))]
+    assert f"| `heuristic` | 6, seed 3 | {shown[0]} |" in text and f"| `greedy` | 6, seed 3 | {shown[1]} |" in text
+    assert f"Mean over 2 seeds: **{shown[2]}" in text and "same 6 deals of seed 3" in text
+    assert study._signed(-1.234) == "\N{MINUS SIGN}1.23" and study._signed(0.5) == "+0.50"
     with pytest.raises(ValueError, match="'pimc' played no pair"):
         study.report([tmp_path / "s1", tmp_path / "s2"], "pimc")
 

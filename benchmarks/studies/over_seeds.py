@@ -38,6 +38,11 @@ def seed_row(path: Path, against: str) -> tuple[str, int, int, list[float]]:
     raise ValueError(f"--against: {against!r} played no pair in {str(file)!r}; its agents are {names}")
 
 
+def _signed(x: float) -> str:
+    """``+1.23`` or ``−1.23`` (the minus sign of the docs' tables)."""
+    return f"{x:+.2f}".replace("-", "\N{MINUS SIGN}")
+
+
 def report(paths: list[Path], against: str) -> str:
     """The markdown table of each seed and the recipe's summary lines."""
     rows = [seed_row(p, against) for p in paths]
@@ -45,16 +50,16 @@ def report(paths: list[Path], against: str) -> str:
     summary = over_seeds([diffs for *_, diffs in rows], same_deals=len(suites) == 1)
     lines = [f"| results | agent | deals, seed | − {against} |", "|---|---|---|---|"]
     for path, (agent, deals, seed, _), mean in zip(paths, rows, summary.means):
-        lines.append(f"| `{path}` | `{agent}` | {deals:,}, seed {seed} | {mean:+.2f} |")
+        lines.append(f"| `{path}` | `{agent}` | {deals:,}, seed {seed} | {_signed(mean)} |")
     lines.append("")
-    lines.append(f"Mean over {len(rows)} seeds: **{summary.mean:+.2f} [{summary.low:+.2f}, {summary.high:+.2f}]** "
+    lines.append(f"Mean over {len(rows)} seeds: **{_signed(summary.mean)} [{_signed(summary.low)}, {_signed(summary.high)}]** "
                  f"(95% t interval over seeds; sd between seeds {summary.sd:.2f}; "
-                 f"range {min(summary.means):+.2f} to {max(summary.means):+.2f})")
+                 f"range {_signed(min(summary.means))} to {_signed(max(summary.means))})")
     if summary.paired is not None:
         mean, low, high = summary.paired
         deals, seed = next(iter(suites))
         lines.append(f"The seeds' per-deal average on the same {deals:,} deals of seed {seed}: "
-                     f"{mean:+.2f} [{low:+.2f}, {high:+.2f}] (95% t interval over deals)")
+                     f"{_signed(mean)} [{_signed(low)}, {_signed(high)}] (95% t interval over deals)")
     return "\n".join(lines)
 
 
