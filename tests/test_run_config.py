@@ -188,6 +188,18 @@ def _count_config_validations(monkeypatch) -> list[str]:
     return seen
 
 
+def test_a_run_wide_override_that_every_stage_sets_itself_is_refused_naming_the_stage_key():
+    """card_hour's cloning stage sets its own warmstart.learning_rate: the run-wide key would change nothing."""
+    config = str(ROOT / "configs" / "card_hour.yaml")
+    with pytest.raises(ValueError, match=r"changes nothing.*stages\[0\]\.warmstart\.learning_rate=3e-4"):
+        train.load_config(config, ["warmstart.learning_rate=3e-4"])
+    run = train.load_run(config, ["stages[0].warmstart.learning_rate=3e-4"])
+    assert run.stages[0].config.warmstart.learning_rate == 3e-4
+    # Set by one PPO stage only: the run-wide key still reaches the other, so it is taken.
+    run = train.load_run(config, ["ppo.learning_rate=1e-4"])
+    assert [stage.config.ppo.learning_rate for stage in run.stages[1:]] == [1e-4, 3e-5]
+
+
 def test_a_staged_config_is_validated_once_into_its_run(monkeypatch):
     seen = _count_config_validations(monkeypatch)
     run = train.load_run(str(ROOT / "configs" / "card_long.yaml"), ["stages.3.ppo.learning_rate=5e-5"])

@@ -428,8 +428,26 @@ class Run:
 
 def load_config(path: str | None, overrides: list[str], base: dict[str, Any] | None = None) -> Config:
     """Config from defaults, then a YAML file (and its ``base:``) or ``base``, then ``key=value`` overrides."""
-    data = config_io.load_yaml(path) if path else dict(base or {})
-    return config_io.validate(Config, config_io.apply_overrides(data, overrides))
+    data = config_io.apply_overrides(config_io.load_yaml(path) if path else dict(base or {}), overrides)
+    _check_not_shadowed(data, overrides)
+    return config_io.validate(Config, data)
+
+
+def _check_not_shadowed(data: dict[str, Any], overrides: list[str]) -> None:
+    """A run-wide ``ppo.K`` or ``warmstart.K`` override that every stage reading that section sets for itself
+    would change nothing: a :class:`~agents.training.config_io.ConfigError` naming the stages' own keys."""
+    stages = [stage for stage in data.get("stages") or [] if isinstance(stage, dict)]
+    for item in overrides:
+        key = item.partition("=")[0].strip()
+        section, _, name = key.partition(".")
+        if section not in ("ppo", "warmstart") or not name or "." in name:
+            continue
+        readers = [i for i, stage in enumerate(stages) if section == "ppo" or stage.get("kind") not in PPO_KINDS]
+        if readers and all(name in (stages[i].get(section) or {}) for i in readers):
+            own = ", ".join(f"stages[{i}].{key}" for i in readers)
+            raise config_io.ConfigError(f"override {item!r} changes nothing: every stage that reads {section!r} sets "
+                                        f"{name!r} itself ({own}); override that instead, e.g. "
+                                        f"--set stages[{readers[0]}].{item.strip()}")
 
 
 def load_run(path: str | None, overrides: list[str], base: dict[str, Any] | None = None) -> Run:
