@@ -303,6 +303,13 @@ def test_over_seeds_study_reads_evaluate_outputs_and_signs_each_pair_against_the
     assert study._signed(-1.234) == "\N{MINUS SIGN}1.23" and study._signed(0.5) == "+0.50"
     with pytest.raises(ValueError, match="'pimc' played no pair"):
         study.report([tmp_path / "s1", tmp_path / "s2"], "pimc")
+    # Three agents: the seed's network is the first one given, never the pair of the other two.
+    three = {"config": {"deals": 1, "seed": 0}, "pairs": [
+        {"agent_a": "net", "agent_b": "heuristic", "diffs": [2.0]}, {"agent_a": "net", "agent_b": "random", "diffs": [30.0]},
+        {"agent_a": "heuristic", "agent_b": "random", "diffs": [28.0]}]}
+    (tmp_path / "three.json").write_text(json.dumps(three))
+    assert study.seed_row(tmp_path / "three.json", "random") == ("net", 1, 0, [30.0])
+    assert study.seed_row(tmp_path / "three.json", "net") == ("heuristic", 1, 0, [-2.0])
 
 
 # -------------------------------------------------------------- files and CLI

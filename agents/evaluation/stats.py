@@ -92,8 +92,9 @@ class SeedSummary:
     mean: float
     """The mean of the seeds' means."""
     low: float
-    """Student's t interval of the recipe's mean over seeds (``len(means) - 1`` degrees of freedom)."""
+    """The lower end of Student's t interval of the recipe's mean over seeds (``len(means) - 1`` degrees of freedom)."""
     high: float
+    """Its upper end."""
     sd: float
     """The standard deviation between seeds' means."""
     paired: tuple[float, float, float] | None

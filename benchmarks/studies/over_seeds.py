@@ -1,9 +1,10 @@
 """One recipe over training seeds: each seed's duplicate score against one opponent, and the recipe's mean.
 
-Reads ``evaluate.py --out`` results (``results.json``, or the folder holding it), one per seed's network, all
-against the same opponent. Prints each seed's figure, the seeds' mean with Student's t interval over seeds (the
-spread of the recipe: with three seeds it is wide) and, where every seed played the same deals, the seeds'
-per-deal average with its interval over deals (these networks on these deals: the deal noise alone).
+Reads ``evaluate.py --out`` results (``results.json``, or the folder holding it), one per seed's network (the
+first agent of each, or the second when the first is the opponent), all against the same opponent. Prints each
+seed's figure, the seeds' mean with Student's t interval over seeds (the spread of the recipe: with three seeds it
+is wide) and, where every seed played the same deals, the seeds' per-deal average with its interval over deals
+(these networks on these deals: the deal noise alone).
 
     python benchmarks/studies/over_seeds.py runs/mt_seed1/eval runs/mt_seed2/eval runs/mt_seed3/eval --against heuristic
     python benchmarks/studies/over_seeds.py runs/mt_seed*/eval_vs_pretrained --against ppo:pretrained --out seeds.md
@@ -23,19 +24,21 @@ from agents.evaluation import over_seeds  # noqa: E402
 
 
 def seed_row(path: Path, against: str) -> tuple[str, int, int, list[float]]:
-    """``(agent, deals, seed, per-deal differences agent − against)`` from one results file."""
+    """``(agent, deals, seed, per-deal differences agent − against)`` from one results file; the seed's network
+    is the first agent given to ``evaluate.py``, or the second when the first is the opponent."""
     file = path / "results.json" if path.is_dir() else path
     if not file.is_file():
         raise ValueError(f"results: {str(path)!r} is neither evaluate.py's results.json nor a folder holding one")
     result = json.loads(file.read_text())
     config = result["config"]
+    names = [p["agent_a"] for p in result["pairs"]] + [p["agent_b"] for p in result["pairs"]]
+    first = [name for name in dict.fromkeys(names) if name != against][:1]
     for pair in result["pairs"]:
-        if against in (pair["agent_a"], pair["agent_b"]) and pair["agent_a"] != pair["agent_b"]:
+        if {pair["agent_a"], pair["agent_b"]} == {against, *first} and pair["agent_a"] != pair["agent_b"]:
             sign = 1.0 if pair["agent_b"] == against else -1.0
-            agent = pair["agent_a"] if sign > 0 else pair["agent_b"]
-            return agent, int(config["deals"]), int(config["seed"]), [sign * d for d in pair["diffs"]]
-    names = sorted({p["agent_a"] for p in result["pairs"]} | {p["agent_b"] for p in result["pairs"]})
-    raise ValueError(f"--against: {against!r} played no pair in {str(file)!r}; its agents are {names}")
+            return first[0], int(config["deals"]), int(config["seed"]), [sign * d for d in pair["diffs"]]
+    raise ValueError(f"--against: {against!r} played no pair with {first[0] if first else 'another agent'!r} in "
+                     f"{str(file)!r}; its agents are {sorted(set(names))}")
 
 
 def _signed(x: float) -> str:
